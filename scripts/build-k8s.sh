@@ -13,11 +13,12 @@ builder="$ETCDPROOF_CACHE/k8s/$version/builder"
 # staging module at ./staging. A builder module replaces each of them with the
 # published v0.x.y twin of the same release.
 write_builder() {
-  local staging minor
+  local staging minor modfile
   minor=${version#v1.}
   mkdir -p "$builder"
-  staging=$(curl -fsS "$(go env GOPROXY | cut -d, -f1)/k8s.io/kubernetes/@v/$version.mod" |
-    sed -n 's#^\s*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\1#p')
+  # `go mod download` honours GOPROXY/GOFLAGS like every other build step.
+  modfile=$(cd "$ETCDPROOF_CACHE" && GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$version" | jq -r .GoMod)
+  staging=$(sed -n 's#^\s*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\1#p' "$modfile")
   [[ -n "$staging" ]] || die "could not read the staging modules of k8s.io/kubernetes $version"
   {
     echo "module etcdproof.local/k8sbuilder"
