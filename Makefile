@@ -34,3 +34,115 @@ test-assets: ## Build (once) kube-apiserver and etcd for the integration tests.
 .PHONY: test
 test: test-assets ## Unit and integration tests (real kube-apiserver and etcd; no Docker).
 	KUBEBUILDER_ASSETS="$$(scripts/test-assets.sh 2>/dev/null)" $(GO) test ./... -count=1
+
+##@ Lint
+
+SHELL_SCRIPTS = $(shell git ls-files 'scripts/*.sh' 'scripts/**/*.sh' .ci/run)
+
+.PHONY: lint
+lint: ## go vet, gofmt, shellcheck and actionlint.
+	@out="$$(gofmt -l operator conformance)"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	scripts/ensure-tool.sh shellcheck >/dev/null
+	shellcheck -x $(SHELL_SCRIPTS)
+	$(GO) tool actionlint
+
+##@ Operator
+
+GENERATED_PATHS := operator/api manifests/crd manifests/crd-v1beta1 manifests/rbac/role.yaml manifests/cluster-wide/cluster_role.yaml
+
+.PHONY: manifests
+manifests: ## Regenerate the CRDs (v1 and the derived v1beta1) and the Roles from the API markers.
+	$(CONTROLLER_GEN) crd paths=./operator/api/... output:crd:artifacts:config=manifests/crd
+	$(CONTROLLER_GEN) rbac:roleName=etcd-operator paths=./operator/internal/controller/... output:rbac:artifacts:config=manifests/rbac
+	$(GO) run ./operator/hack/crd-v1beta1 < manifests/crd/etcd.database.coreos.com_etcdclusters.yaml > manifests/crd-v1beta1/etcd.database.coreos.com_etcdclusters.yaml
+	$(GO) run ./operator/hack/clusterrole < manifests/rbac/role.yaml > manifests/cluster-wide/cluster_role.yaml
+
+.PHONY: generate
+generate: ## Regenerate deepcopy functions of the API types.
+	$(CONTROLLER_GEN) object paths=./operator/api/...
+
+.PHONY: verify-generated
+verify-generated: manifests generate ## Fail when regenerating changes a generated file.
+	git diff --exit-code -- $(GENERATED_PATHS)
+	@untracked=$$(git ls-files --others --exclude-standard -- $(GENERATED_PATHS)); \
+	  if [ -n "$$untracked" ]; then echo "generated but not committed: $$untracked"; exit 1; fi
+
+.PHONY: build
+build: ## Build the operator as a static binary: bin/etcd-operator.
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/etcd-operator ./operator/cmd/etcd-operator
+
+.PHONY: run-operator
+run-operator: ## Run the operator against the current kubeconfig, watching NAMESPACE (default: default).
+	$(GO) run ./operator/cmd/etcd-operator --namespace=$${NAMESPACE:-default}
+
+##@ Substrate
+
+# The kind cluster the suite runs against; scripts/cluster-env.sh prints every path.
+CLUSTER ?= etcdproof
+OPERATOR_IMAGE ?= etcdproof/etcd-operator:dev
+SUBSTRATE_ENV := ETCDPROOF_CLUSTER=$(CLUSTER) K8S_VERSION=$(K8S_VERSION)
+
+.PHONY: host
+host: ## Install Docker & co. if missing, start dockerd, fix privileged containers if needed.
+	scripts/host-setup.sh
+
+.PHONY: cluster
+cluster: ## Create (or reuse) the kind cluster CLUSTER; KIND_TOPOLOGY=3workers, ETCDPROOF_OFFLINE=1/0.
+	$(SUBSTRATE_ENV) scripts/cluster-up.sh
+
+.PHONY: cluster-down
+cluster-down: ## Delete the kind cluster CLUSTER and its kubeconfig and audit log.
+	$(SUBSTRATE_ENV) scripts/cluster-down.sh
+
+.PHONY: cluster-env
+cluster-env: ## Print the cluster's kubeconfig, context, audit log, kind and kubectl paths.
+	@$(SUBSTRATE_ENV) scripts/cluster-env.sh
+
+.PHONY: images
+images: ## Build the etcd and busybox workload images from source and load them into the cluster.
+	$(SUBSTRATE_ENV) scripts/build-workload-images.sh
+
+.PHONY: image
+image: ## Build etcdproof/etcd-operator:dev (OPERATOR_IMAGE) from bin/etcd-operator and load it into the cluster.
+	$(SUBSTRATE_ENV) scripts/build-image.sh $(BIN)/etcd-operator $(OPERATOR_IMAGE)
+
+.PHONY: smoke
+smoke: ## Check the cluster: a 3-member etcd StatefulSet serves put/get through a Service.
+	$(SUBSTRATE_ENV) scripts/smoke.sh
+
+##@ Conformance
+
+PROFILE ?= reference
+ETCDPROOF_IMAGE ?= etcdproof/etcdproof:dev
+# Extra flags for `etcdproof run`, e.g. E2E_FLAGS='--label-filter=create||scale'.
+E2E_FLAGS ?=
+CLUSTER_ENV := $(SUBSTRATE_ENV) scripts/cluster-env.sh
+# Where the cluster is comes from the substrate's cluster-env.sh; the audit
+# log is passed only when this host can read it (else the rbac check skips).
+E2E_CLUSTER_FLAGS = --kubeconfig "$$($(CLUSTER_ENV) KUBECONFIG)" --context "$$($(CLUSTER_ENV) KUBE_CONTEXT)" \
+	--kubectl "$$($(CLUSTER_ENV) KUBECTL)" --kind "$$($(CLUSTER_ENV) KIND)" --traffic-image $(ETCDPROOF_IMAGE) \
+	$$(audit="$$($(CLUSTER_ENV) ETCDPROOF_AUDIT_LOG)"; [ -r "$$audit" ] && echo "--audit-log $$audit")
+
+.PHONY: etcdproof
+etcdproof: ## Build the conformance CLI (run, traffic, validate, selftest): bin/etcdproof.
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/etcdproof ./conformance/cmd/etcdproof
+
+.PHONY: etcdproof-image
+etcdproof-image: etcdproof ## Build etcdproof/etcdproof:dev (in-cluster traffic) and load it into the cluster.
+	$(SUBSTRATE_ENV) scripts/build-image.sh $(BIN)/etcdproof $(ETCDPROOF_IMAGE)
+
+.PHONY: e2e-substrate
+e2e-substrate: ## Cluster up, etcd images, operator and etcdproof images loaded.
+	$(MAKE) cluster
+	$(MAKE) images
+	$(MAKE) build image
+	$(MAKE) etcdproof-image
+
+.PHONY: e2e
+e2e: e2e-substrate ## Run every check against PROFILE (default reference); reports in REPORT_DIR.
+	$(BIN)/etcdproof run $(E2E_CLUSTER_FLAGS) --profile $(PROFILE) --report-dir $(REPORT_DIR) $(E2E_FLAGS)
+
+.PHONY: e2e-selftest
+e2e-selftest: e2e-substrate ## Prove each known-bad profile (selftest-*.yaml) fails its intended check.
+	$(BIN)/etcdproof selftest $(E2E_CLUSTER_FLAGS) --report-dir $(REPORT_DIR)/selftest $(E2E_FLAGS)

@@ -2,6 +2,7 @@
 # Build Kubernetes binaries from the Go module proxy.
 # usage: build-k8s.sh VERSION CMD...   (CMD: kube-apiserver, kubelet, kubeadm, ...)
 # Prints the output folder on stdout.
+# shellcheck source=scripts/lib/common.sh
 source "$(dirname "$0")/lib/common.sh"
 
 version=${1:?usage: build-k8s.sh VERSION CMD...}; shift
@@ -17,7 +18,7 @@ write_builder() {
   minor=${version#v1.}
   mkdir -p "$builder"
   # `go mod download` honours GOPROXY/GOFLAGS like every other build step.
-  modfile=$(cd "$ETCDPROOF_CACHE" && GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$version" | jq -r .GoMod)
+  modfile=$(cd "$ETCDPROOF_CACHE" && GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$version" | sed -n 's/^\s*"GoMod": "\(.*\)",$/\1/p')
   staging=$(sed -n 's#^\s*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\1#p' "$modfile")
   [[ -n "$staging" ]] || die "could not read the staging modules of k8s.io/kubernetes $version"
   {

@@ -25,11 +25,20 @@ step() {
     log "== $name: cached ($output)"
     return 0
   fi
-  local logfile="$LOG_DIR/$name.log" start=$SECONDS
+  local logfile="$LOG_DIR/$name.log" start=$SECONDS rc
   log "== $name: start (log: $logfile)"
-  if ! ("$@") >"$logfile" 2>&1; then
+  # Not `if ! (...)`: bash ignores errexit inside a tested command, so a
+  # failing line in the middle of CMD would go unnoticed.
+  set +e
+  (
+    set -e
+    "$@"
+  ) >"$logfile" 2>&1
+  rc=$?
+  set -e
+  if ((rc != 0)); then
     tail -n 20 "$logfile" >&2 || true
-    die "step '$name' failed after $((SECONDS - start))s; full log: $logfile"
+    die "step '$name' failed (exit $rc) after $((SECONDS - start))s; full log: $logfile"
   fi
   log "== $name: done in $((SECONDS - start))s"
 }

@@ -1,0 +1,56 @@
+// Command etcdproof certifies etcd operators on Kubernetes.
+//
+//	etcdproof run       run the conformance checks against a cluster
+//	etcdproof traffic   in-cluster client load (used by the run)
+//	etcdproof validate  re-check a saved history
+//	etcdproof selftest  prove the suite fails known-bad operators
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/etcdproof/etcdproof/conformance/runner"
+)
+
+const usage = `usage: etcdproof <command> [flags]
+
+commands:
+  run        run the conformance checks against a cluster
+  traffic    serve put/get client load against etcd (runs inside the cluster)
+  validate   check a saved history for linearizability and lost writes
+  selftest   run known-bad profiles and prove each fails the intended check
+
+"etcdproof <command> -h" lists a command's flags.
+exit codes: 0 pass, 1 fail, 2 could not run (bad flags, profile, cluster)
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(runner.ExitCouldNot)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var code int
+	switch os.Args[1] {
+	case "run":
+		code = runCmd(ctx, os.Args[2:])
+	case "traffic":
+		code = trafficCmd(ctx, os.Args[2:])
+	case "validate":
+		code = validateCmd(os.Args[2:])
+	case "selftest":
+		code = selftestCmd(ctx, os.Args[2:])
+	case "-h", "--help", "help":
+		fmt.Print(usage)
+	default:
+		fmt.Fprintf(os.Stderr, "etcdproof: unknown command %q\n\n%s", os.Args[1], usage)
+		code = runner.ExitCouldNot
+	}
+	stop()
+	os.Exit(code)
+}

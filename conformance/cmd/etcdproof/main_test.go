@@ -1,0 +1,79 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The tests run in the package folder; profiles and config are two levels up.
+const repoConformance = "../.."
+
+func TestParseRunRejectsBadFlagsWithClearErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{args: nil, want: []string{"--profile is required"}},
+		{args: []string{"--profile", "no-such-operator", "--profiles-dir", repoConformance + "/profiles"}, want: []string{"no-such-operator.yaml does not exist"}},
+		{args: []string{"--profile", "reference", "--profiles-dir", repoConformance + "/profiles", "--config", "missing.yaml"}, want: []string{"--config: missing.yaml does not exist"}},
+		{args: []string{"--profile", repoConformance + "/profiles/reference.yaml", "--config", repoConformance + "/config/suite.yaml", "--label-filter", "create && (scale"}, want: []string{"--label-filter"}},
+		{args: []string{"--profile", repoConformance + "/profiles/reference.yaml", "--config", repoConformance + "/config/suite.yaml", "--label-filter", "create || speed"}, want: []string{`unknown label "speed"`, "create, scale, replace, upgrade, rbac, cleanup"}},
+		{args: []string{"--profile", repoConformance + "/profiles/reference.yaml", "--config", repoConformance + "/config/suite.yaml", "--timeout", "-1s", "--audit-log", "/does/not/exist"}, want: []string{"--timeout must be positive", "--audit-log: /does/not/exist does not exist"}},
+		{args: []string{"--profile", repoConformance + "/profiles/reference.yaml", "--config", repoConformance + "/config/suite.yaml", "extra"}, want: []string{`unexpected arguments: ["extra"]`}},
+		{args: []string{"--no-such-flag"}, want: []string{"flag provided but not defined"}},
+	}
+	for _, tc := range cases {
+		_, err := parseRun(tc.args, io.Discard)
+		if err == nil {
+			t.Errorf("%q: accepted", tc.args)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%q: error %q does not mention %q", tc.args, err, w)
+			}
+		}
+	}
+}
+
+func TestParseRunAcceptsGoodFlags(t *testing.T) {
+	dir := t.TempDir()
+	o, err := parseRun([]string{"--profile", "reference", "--profiles-dir", repoConformance + "/profiles", "--config", repoConformance + "/config/suite.yaml",
+		"--label-filter", "create || (scale && !upgrade)", "--report-dir", filepath.Join(dir, "r")}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.ProfilePath != filepath.Join(repoConformance, "profiles", "reference.yaml") || !filepath.IsAbs(o.Framework.ReportDir) {
+		t.Errorf("options = %+v", o)
+	}
+}
+
+func TestParseTrafficNamesBadFlags(t *testing.T) {
+	_, _, err := parseTraffic([]string{"--clients", "0", "--rate", "0"})
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	for _, w := range []string{"endpoints: at least one", "clients: must be at least 1", "rate: must be at least 1"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not mention %q", err, w)
+		}
+	}
+}
+
+func TestValidateCommandExitCodes(t *testing.T) {
+	for file, want := range map[string]int{"linearizable.jsonl": 0, "stale-read.jsonl": 1, "lost-write.jsonl": 1} {
+		stdout := os.Stdout
+		os.Stdout, _ = os.Open(os.DevNull)
+		got := validateCmd([]string{"--history", filepath.Join(repoConformance, "validate", "testdata", file)})
+		os.Stdout = stdout
+		if got != want {
+			t.Errorf("%s: exit %d, want %d", file, got, want)
+		}
+	}
+	if got := validateCmd(nil); got != 2 {
+		t.Errorf("no --history: exit %d, want 2", got)
+	}
+}

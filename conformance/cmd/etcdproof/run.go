@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/etcdproof/etcdproof/conformance/runner"
+)
+
+// runFlags are shared by run and selftest.
+type runFlags struct {
+	o           runner.Options
+	profile     string
+	profilesDir string
+}
+
+func (f *runFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.o.Framework.Kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig file (default $KUBECONFIG, then ~/.kube/config)")
+	fs.StringVar(&f.o.Framework.Context, "context", "", "kubeconfig context (default: current)")
+	fs.StringVar(&f.o.Framework.Kubectl, "kubectl", "kubectl", "kubectl binary for install steps")
+	fs.StringVar(&f.o.Framework.AuditLog, "audit-log", "", "API-server audit log readable from here (needed by the rbac check)")
+	fs.StringVar(&f.o.Framework.TrafficImage, "traffic-image", "etcdproof/etcdproof:dev", "image with this binary, present on the nodes, for in-cluster traffic")
+	fs.BoolVar(&f.o.Framework.SkipCleanup, "skip-cleanup", false, "leave clusters, namespaces and the operator in place")
+	fs.StringVar(&f.profile, "profile", "", "operator profile: a file, or a name in --profiles-dir (required)")
+	fs.StringVar(&f.profilesDir, "profiles-dir", "conformance/profiles", "where profile names are looked up")
+	fs.StringVar(&f.o.ConfigPath, "config", "conformance/config/suite.yaml", "suite config (intervals, budgets, sizes, traffic)")
+	fs.StringVar(&f.o.Kind, "kind", "", "kind binary, only to record its version in the report")
+	fs.DurationVar(&f.o.Timeout, "timeout", 2*time.Hour, "limit for the whole run")
+}
+
+// resolve checks flags and turns a profile name into a path.
+func (f *runFlags) resolve() error {
+	var errs []error
+	switch {
+	case f.profile == "":
+		errs = append(errs, errors.New("--profile is required (a file or a name such as reference)"))
+	case strings.ContainsAny(f.profile, "/.") || fileExists(f.profile):
+		f.o.ProfilePath = f.profile
+	default:
+		f.o.ProfilePath = filepath.Join(f.profilesDir, f.profile+".yaml")
+	}
+	if f.o.ProfilePath != "" && !fileExists(f.o.ProfilePath) {
+		errs = append(errs, fmt.Errorf("--profile: %s does not exist", f.o.ProfilePath))
+	}
+	if !fileExists(f.o.ConfigPath) {
+		errs = append(errs, fmt.Errorf("--config: %s does not exist", f.o.ConfigPath))
+	}
+	if f.o.Framework.TrafficImage == "" {
+		errs = append(errs, errors.New("--traffic-image must not be empty"))
+	}
+	if f.o.Timeout <= 0 {
+		errs = append(errs, fmt.Errorf("--timeout must be positive, got %s", f.o.Timeout))
+	}
+	if f.o.Framework.AuditLog != "" && !fileExists(f.o.Framework.AuditLog) {
+		errs = append(errs, fmt.Errorf("--audit-log: %s does not exist", f.o.Framework.AuditLog))
+	}
+	return errors.Join(errs...)
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// parseRun parses and validates `run` flags; split out for tests.
+func parseRun(args []string, stderr io.Writer) (runner.Options, error) {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f runFlags
+	f.register(fs)
+	fs.StringVar(&f.o.Framework.ReportDir, "report-dir", "_report", "where report.json, report.md, junit.xml and artifacts go")
+	fs.StringVar(&f.o.LabelFilter, "label-filter", "", "Ginkgo label filter over the checks: create, scale, replace, upgrade, rbac, cleanup")
+	if err := fs.Parse(args); err != nil {
+		return runner.Options{}, err
+	}
+	if fs.NArg() > 0 {
+		return runner.Options{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	errs := []error{f.resolve(), runner.ValidateLabelFilter(f.o.LabelFilter)}
+	if f.o.Framework.ReportDir == "" {
+		errs = append(errs, errors.New("--report-dir must not be empty"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return runner.Options{}, err
+	}
+	abs, err := filepath.Abs(f.o.Framework.ReportDir)
+	if err != nil {
+		return runner.Options{}, err
+	}
+	f.o.Framework.ReportDir = abs
+	return f.o, nil
+}
+
+func runCmd(ctx context.Context, args []string) int {
+	o, err := parseRun(args, os.Stderr)
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(os.Stderr, "etcdproof run: %v\n", err)
+		}
+		return runner.ExitCouldNot
+	}
+	return runner.Run(ctx, o)
+}

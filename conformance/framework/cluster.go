@@ -1,0 +1,202 @@
+package framework
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/yaml"
+
+	"github.com/etcdproof/etcdproof/conformance/profile"
+)
+
+// EtcdCluster is one cluster CR created by a spec.
+type EtcdCluster struct {
+	env       *Env
+	Name      string
+	Namespace string
+	// SpecNamespace is the namespace the suite created for this cluster
+	// and deletes with it; empty when the profile pins the namespace.
+	SpecNamespace string
+}
+
+// Claims is what the operator says about the cluster in the CR status.
+type Claims struct {
+	Phase          string
+	ReadyMembers   int
+	CurrentVersion string
+}
+
+func (e *Env) crResource() dynamic.NamespaceableResourceInterface {
+	group, resource := "", e.Profile.Cluster.Resource
+	if i := strings.Index(resource, "."); i >= 0 {
+		group, resource = resource[i+1:], resource[:i]
+	}
+	version := e.Profile.Cluster.APIVersion[strings.LastIndex(e.Profile.Cluster.APIVersion, "/")+1:]
+	return e.Dynamic.Resource(schema.GroupVersionResource{Group: group, Version: version, Resource: resource})
+}
+
+// CreateCluster renders the profile's extra objects and CR and creates them.
+func (e *Env) CreateCluster(ctx context.Context, namespace, name string, size int, version string) (*EtcdCluster, error) {
+	data := profile.TemplateData{Name: name, Namespace: namespace, Size: size, Version: version, Repository: e.Profile.Etcd.Repository}
+	for i, tpl := range e.Profile.Cluster.ExtraObjects {
+		if err := e.createRendered(ctx, tpl, data); err != nil {
+			return nil, fmt.Errorf("extra object %d: %w", i, err)
+		}
+	}
+	if err := e.createRendered(ctx, e.Profile.Cluster.Template, data); err != nil {
+		return nil, fmt.Errorf("cluster CR: %w", err)
+	}
+	return &EtcdCluster{env: e, Name: name, Namespace: namespace}, nil
+}
+
+func (e *Env) createRendered(ctx context.Context, tpl string, data profile.TemplateData) error {
+	text, err := profile.Render(tpl, data)
+	if err != nil {
+		return err
+	}
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(text), &obj.Object); err != nil {
+		return fmt.Errorf("rendered object is not YAML: %w", err)
+	}
+	gv, err := schema.ParseGroupVersion(obj.GetAPIVersion())
+	if err != nil {
+		return err
+	}
+	mapping, err := e.restMapping(gv.WithKind(obj.GetKind()))
+	if err != nil {
+		return err
+	}
+	_, err = e.Dynamic.Resource(mapping).Namespace(obj.GetNamespace()).Create(ctx, obj, metav1.CreateOptions{})
+	return err
+}
+
+func (e *Env) restMapping(gvk schema.GroupVersionKind) (schema.GroupVersionResource, error) {
+	list, err := e.Disc.ServerResourcesForGroupVersion(gvk.GroupVersion().String())
+	if err != nil {
+		return schema.GroupVersionResource{}, fmt.Errorf("discover %s: %w", gvk.GroupVersion(), err)
+	}
+	for _, r := range list.APIResources {
+		if r.Kind == gvk.Kind && !strings.Contains(r.Name, "/") {
+			return gvk.GroupVersion().WithResource(r.Name), nil
+		}
+	}
+	return schema.GroupVersionResource{}, fmt.Errorf("the API server does not serve kind %s", gvk)
+}
+
+// Get returns the CR.
+func (c *EtcdCluster) Get(ctx context.Context) (*unstructured.Unstructured, error) {
+	return c.env.crResource().Namespace(c.Namespace).Get(ctx, c.Name, metav1.GetOptions{})
+}
+
+// SetSize writes spec size at the profile's field path.
+func (c *EtcdCluster) SetSize(ctx context.Context, size int) error {
+	return c.patch(ctx, c.env.Profile.Cluster.SizePath, size)
+}
+
+// SetVersion writes the etcd version at the profile's field path.
+func (c *EtcdCluster) SetVersion(ctx context.Context, version string) error {
+	return c.patch(ctx, c.env.Profile.Cluster.VersionPath, version)
+}
+
+func (c *EtcdCluster) patch(ctx context.Context, path string, value any) error {
+	parts := strings.Split(path, ".")
+	var doc any = value
+	for i := len(parts) - 1; i >= 0; i-- {
+		doc = map[string]any{parts[i]: doc}
+	}
+	body, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	_, err = c.env.crResource().Namespace(c.Namespace).Patch(ctx, c.Name, types.MergePatchType, body, metav1.PatchOptions{})
+	if err != nil {
+		return fmt.Errorf("set %s=%v on %s/%s: %w", path, value, c.Namespace, c.Name, err)
+	}
+	return nil
+}
+
+// Delete deletes the CR; a missing CR is not an error.
+func (c *EtcdCluster) Delete(ctx context.Context) error {
+	err := c.env.crResource().Namespace(c.Namespace).Delete(ctx, c.Name, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// Gone reports whether the CR no longer exists.
+func (c *EtcdCluster) Gone(ctx context.Context) (bool, error) {
+	_, err := c.Get(ctx)
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	return false, err
+}
+
+// Claims reads the status fields the profile names.
+func (c *EtcdCluster) Claims(ctx context.Context) (Claims, error) {
+	obj, err := c.Get(ctx)
+	if err != nil {
+		return Claims{}, err
+	}
+	st := c.env.Profile.Cluster.Status
+	var cl Claims
+	if st.Phase != "" {
+		cl.Phase, _, _ = unstructured.NestedString(obj.Object, strings.Split(st.Phase, ".")...)
+	}
+	if st.CurrentVersion != "" {
+		cl.CurrentVersion, _, _ = unstructured.NestedString(obj.Object, strings.Split(st.CurrentVersion, ".")...)
+	}
+	if st.ReadyMembers != "" {
+		v, _, _ := unstructured.NestedFieldNoCopy(obj.Object, strings.Split(st.ReadyMembers, ".")...)
+		switch x := v.(type) {
+		case []any:
+			cl.ReadyMembers = len(x)
+		case int64:
+			cl.ReadyMembers = int(x)
+		case float64:
+			cl.ReadyMembers = int(x)
+		}
+	}
+	return cl, nil
+}
+
+// MemberPods lists the pods the profile's selector finds.
+func (c *EtcdCluster) MemberPods(ctx context.Context) ([]corev1.Pod, error) {
+	sel, err := profile.Render(c.env.Profile.Cluster.MemberSelector, profile.TemplateData{Name: c.Name, Namespace: c.Namespace})
+	if err != nil {
+		return nil, err
+	}
+	list, err := c.env.Kube.CoreV1().Pods(c.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
+// ClientEndpoint is the in-cluster URL of the client Service.
+func (c *EtcdCluster) ClientEndpoint() string {
+	svc, _ := profile.Render(c.env.Profile.Cluster.ClientService, profile.TemplateData{Name: c.Name, Namespace: c.Namespace})
+	return fmt.Sprintf("http://%s.%s.svc:%d", svc, c.Namespace, c.env.Profile.Cluster.ClientPort)
+}
+
+func podReady(p corev1.Pod) bool {
+	if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

@@ -1,0 +1,128 @@
+// Package framework is the suite's only contact with a cluster: clients,
+// install/uninstall through kubectl, the cluster CR, member pods, ground
+// truth probes, in-cluster traffic and artifact dumps. Waits take their
+// intervals from the suite config.
+package framework
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/etcdproof/etcdproof/conformance/profile"
+)
+
+// Options are the cluster-facing settings of a run (from flags).
+type Options struct {
+	Kubeconfig string
+	Context    string
+	// Kubectl is the kubectl binary used for install steps.
+	Kubectl string
+	// AuditLog is the API-server audit log readable from this host; empty
+	// skips the rbac check with a reason.
+	AuditLog string
+	// TrafficImage runs `etcdproof traffic` inside the cluster.
+	TrafficImage string
+	ReportDir    string
+	// SkipCleanup leaves namespaces and the operator in place for debugging.
+	SkipCleanup bool
+}
+
+// Env is everything a spec needs.
+type Env struct {
+	Opts    Options
+	Profile *profile.Profile
+	Config  *profile.Config
+	REST    *rest.Config
+	Kube    kubernetes.Interface
+	Dynamic dynamic.Interface
+	Disc    discovery.DiscoveryInterface
+}
+
+// NewEnv builds clients and checks that the API server answers.
+func NewEnv(ctx context.Context, opts Options, p *profile.Profile, c *profile.Config) (*Env, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if opts.Kubeconfig != "" {
+		rules.ExplicitPath = opts.Kubeconfig
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: opts.Context}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	cfg.QPS, cfg.Burst = 50, 100
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := kube.Discovery().ServerVersion(); err != nil {
+		return nil, fmt.Errorf("the API server does not answer (context %q): %w", opts.Context, err)
+	}
+	return &Env{Opts: opts, Profile: p, Config: c, REST: cfg, Kube: kube, Dynamic: dyn, Disc: kube.Discovery()}, nil
+}
+
+// Kubectl runs kubectl against the run's cluster and returns its output.
+func (e *Env) Kubectl(ctx context.Context, args ...string) (string, error) {
+	full := []string{}
+	if e.Opts.Kubeconfig != "" {
+		full = append(full, "--kubeconfig", e.Opts.Kubeconfig)
+	}
+	if e.Opts.Context != "" {
+		full = append(full, "--context", e.Opts.Context)
+	}
+	full = append(full, args...)
+	cmd := exec.CommandContext(ctx, e.Opts.Kubectl, full...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("kubectl %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out), nil
+}
+
+// RunSteps executes install or uninstall steps of the profile.
+func (e *Env) RunSteps(ctx context.Context, steps []profile.Step) error {
+	for _, s := range steps {
+		var err error
+		switch {
+		case s.Apply != "":
+			_, err = e.Kubectl(ctx, "apply", "--server-side", "--force-conflicts", kustomizeOrFile(e.Profile.Path(s.Apply)), e.Profile.Path(s.Apply))
+		case s.Delete != "":
+			_, err = e.Kubectl(ctx, "delete", "--ignore-not-found", "--wait=true", "--timeout="+e.Config.Timeout("install", "uninstall").String(), kustomizeOrFile(e.Profile.Path(s.Delete)), e.Profile.Path(s.Delete))
+		default:
+			args := make([]string, len(s.Run))
+			for i, a := range s.Run {
+				args[i] = strings.NewReplacer("{{.Kubectl}}", e.Opts.Kubectl, "{{.Namespace}}", e.Profile.Operator.Namespace).Replace(a)
+			}
+			cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+			cmd.Env = append(os.Environ(), "KUBECONFIG="+e.Opts.Kubeconfig, "KUBE_CONTEXT="+e.Opts.Context)
+			if out, runErr := cmd.CombinedOutput(); runErr != nil {
+				err = fmt.Errorf("%s: %w\n%s", strings.Join(args, " "), runErr, out)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func kustomizeOrFile(path string) string {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		if _, err := os.Stat(path + "/kustomization.yaml"); err == nil {
+			return "-k"
+		}
+		return "-f"
+	}
+	return "-f"
+}

@@ -1,0 +1,39 @@
+package framework
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+
+	"k8s.io/client-go/tools/portforward"
+	"k8s.io/client-go/transport/spdy"
+)
+
+// Forward opens a port-forward to a pod port and returns the local port
+// and a function that closes it. Pod IPs are not reachable from the host.
+func (e *Env) Forward(namespace, pod string, port int) (int, func(), error) {
+	transport, upgrader, err := spdy.RoundTripperFor(e.REST)
+	if err != nil {
+		return 0, nil, err
+	}
+	url := e.Kube.CoreV1().RESTClient().Post().Resource("pods").Namespace(namespace).Name(pod).SubResource("portforward").URL()
+	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, http.MethodPost, url)
+	stop, ready := make(chan struct{}), make(chan struct{})
+	fw, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{fmt.Sprintf("0:%d", port)}, stop, ready, io.Discard, io.Discard)
+	if err != nil {
+		return 0, nil, err
+	}
+	errCh := make(chan error, 1)
+	go func() { errCh <- fw.ForwardPorts() }()
+	select {
+	case <-ready:
+	case err := <-errCh:
+		return 0, nil, fmt.Errorf("port-forward %s/%s:%d: %w", namespace, pod, port, err)
+	}
+	ports, err := fw.GetPorts()
+	if err != nil || len(ports) == 0 {
+		close(stop)
+		return 0, nil, fmt.Errorf("port-forward %s/%s:%d: no local port: %v", namespace, pod, port, err)
+	}
+	return int(ports[0].Local), func() { close(stop) }, nil
+}

@@ -1,0 +1,139 @@
+package framework
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/etcdproof/etcdproof/conformance/history"
+	"github.com/etcdproof/etcdproof/conformance/traffic"
+)
+
+const trafficPort = 8080
+
+// TrafficPod is `etcdproof traffic` running in the cluster against the
+// client Service; the host talks to it through a port-forward.
+type TrafficPod struct {
+	env       *Env
+	Name      string
+	Namespace string
+}
+
+// StartTraffic creates the traffic pod for a cluster.
+func (c *EtcdCluster) StartTraffic(ctx context.Context, step string) (*TrafficPod, error) {
+	tc := c.env.Config.Traffic
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "etcdproof-traffic-" + step, Namespace: c.Namespace, Labels: map[string]string{"app.kubernetes.io/name": "etcdproof-traffic"}},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{
+				Name:            "traffic",
+				Image:           c.env.Opts.TrafficImage,
+				ImagePullPolicy: corev1.PullNever,
+				Args: []string{"traffic",
+					"--endpoints", c.ClientEndpoint(),
+					"--listen", fmt.Sprintf(":%d", trafficPort),
+					"--clients", strconv.Itoa(tc.Clients),
+					"--keys", strconv.Itoa(tc.Keys),
+					"--rate", strconv.Itoa(tc.RatePerSecond),
+					"--request-timeout", tc.RequestTimeout,
+					"--key-prefix", "etcdproof/traffic/" + step + "/",
+				},
+				Ports: []corev1.ContainerPort{{ContainerPort: trafficPort}},
+				// Meets the "restricted" Pod Security level, which operator
+				// namespaces often enforce.
+				SecurityContext: &corev1.SecurityContext{
+					AllowPrivilegeEscalation: ptr.To(false),
+					ReadOnlyRootFilesystem:   ptr.To(true),
+					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				},
+			}},
+			SecurityContext: &corev1.PodSecurityContext{
+				RunAsNonRoot:   ptr.To(true),
+				RunAsUser:      ptr.To(int64(65532)),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
+		},
+	}
+	if _, err := c.env.Kube.CoreV1().Pods(c.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		return nil, fmt.Errorf("create traffic pod: %w", err)
+	}
+	return &TrafficPod{env: c.env, Name: pod.Name, Namespace: c.Namespace}, nil
+}
+
+// Status asks the traffic pod how far it got.
+func (t *TrafficPod) Status(ctx context.Context) (traffic.Status, error) {
+	var st traffic.Status
+	body, err := t.call(ctx, http.MethodGet, "/status")
+	if err != nil {
+		return st, err
+	}
+	defer func() { _ = body.Close() }()
+	return st, json.NewDecoder(body).Decode(&st)
+}
+
+// Stop ends traffic and returns the full history, then deletes the pod.
+func (t *TrafficPod) Stop(ctx context.Context) (history.History, error) {
+	body, err := t.call(ctx, http.MethodPost, "/stop")
+	if err != nil {
+		return history.History{}, err
+	}
+	defer func() { _ = body.Close() }()
+	h, err := history.Read(body)
+	if err != nil {
+		return history.History{}, fmt.Errorf("read history from %s: %w", t.Name, err)
+	}
+	_ = t.env.Kube.CoreV1().Pods(t.Namespace).Delete(ctx, t.Name, metav1.DeleteOptions{})
+	return h, nil
+}
+
+type readCloser interface {
+	Read([]byte) (int, error)
+	Close() error
+}
+
+func (t *TrafficPod) call(ctx context.Context, method, path string) (readCloser, error) {
+	local, stop, err := t.env.Forward(t.Namespace, t.Name, trafficPort)
+	if err != nil {
+		return nil, err
+	}
+	// The final reads after /stop take a while under failures.
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	req, err := http.NewRequestWithContext(ctx, method, fmt.Sprintf("http://127.0.0.1:%d%s", local, path), nil)
+	if err != nil {
+		cancel()
+		stop()
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		stop()
+		return nil, fmt.Errorf("%s %s on %s: %w", method, path, t.Name, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		_ = resp.Body.Close()
+		cancel()
+		stop()
+		return nil, fmt.Errorf("%s %s on %s: %s", method, path, t.Name, resp.Status)
+	}
+	return closer{resp.Body, func() { cancel(); stop() }}, nil
+}
+
+type closer struct {
+	readCloser
+	done func()
+}
+
+func (c closer) Close() error {
+	err := c.readCloser.Close()
+	c.done()
+	return err
+}

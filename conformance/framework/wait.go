@@ -1,0 +1,141 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	. "github.com/onsi/gomega" //nolint:revive // Gomega's DSL reads best dot-imported.
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/etcdproof/etcdproof/conformance/history"
+	"github.com/etcdproof/etcdproof/conformance/validate"
+)
+
+// WaitForOperatorReady waits for the operator Deployment to be available.
+func (e *Env) WaitForOperatorReady(ctx context.Context, intervals ...any) {
+	if e.Profile.Operator.Deployment == "" {
+		return
+	}
+	Eventually(ctx, func(g Gomega) {
+		d, err := e.Kube.AppsV1().Deployments(e.Profile.Operator.Namespace).Get(ctx, e.Profile.Operator.Deployment, metav1.GetOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(d.Status.AvailableReplicas).To(BeNumerically(">=", 1), "operator deployment %s/%s has no available replica", d.Namespace, d.Name)
+	}).WithTimeout(intervals[0].(time.Duration)).WithPolling(intervals[1].(time.Duration)).Should(Succeed())
+}
+
+// WaitForHealthy waits until etcd's ground truth matches want with no
+// problem and the profile's readiness claims hold; returns the time taken
+// and the final truth.
+func (c *EtcdCluster) WaitForHealthy(ctx context.Context, want Want, intervals ...any) (time.Duration, Truth) {
+	start := time.Now()
+	var last Truth
+	Eventually(ctx, func(g Gomega) {
+		pods, err := c.MemberPods(ctx)
+		g.Expect(err).NotTo(HaveOccurred())
+		last, err = c.GroundTruth(ctx, want)
+		g.Expect(err).NotTo(HaveOccurred())
+		problems := last.Problems
+		ready := 0
+		for _, p := range pods {
+			if podReady(p) {
+				ready++
+			}
+		}
+		if ready != want.Size {
+			problems = append(problems, fmt.Sprintf("member pods: %d of %d ready, want %d", ready, len(pods), want.Size))
+		}
+		if st := c.env.Profile.Cluster.Status; st.Phase != "" && last.Claims.Phase != st.ReadyPhase {
+			problems = append(problems, fmt.Sprintf("%s: phase %q, want %q", ProblemClaims, last.Claims.Phase, st.ReadyPhase))
+		}
+		g.Expect(problems).To(BeEmpty(), "cluster %s/%s is not healthy:\n%s", c.Namespace, c.Name, strings.Join(problems, "\n"))
+	}).WithTimeout(intervals[0].(time.Duration)).WithPolling(intervals[1].(time.Duration)).Should(Succeed())
+	return time.Since(start), last
+}
+
+// WaitForGone waits until the CR is deleted.
+func (c *EtcdCluster) WaitForGone(ctx context.Context, intervals ...any) {
+	Eventually(ctx, c.Gone).WithTimeout(intervals[0].(time.Duration)).WithPolling(intervals[1].(time.Duration)).Should(BeTrue(), "cluster %s/%s still exists", c.Namespace, c.Name)
+}
+
+// TrafficResult is a stopped and validated traffic phase.
+type TrafficResult struct {
+	validate.Result
+	HistoryFile string
+}
+
+// WaitForTraffic waits until the traffic pod has made a successful write.
+func (t *TrafficPod) WaitForTraffic(ctx context.Context, intervals ...any) {
+	Eventually(ctx, func(g Gomega) {
+		st, err := t.Status(ctx)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(st.SuccessfulPuts).To(BeNumerically(">", 0), "traffic pod %s has no successful write yet", t.Name)
+	}).WithTimeout(intervals[0].(time.Duration)).WithPolling(intervals[1].(time.Duration)).Should(Succeed())
+}
+
+// StopAndValidate stops the traffic, saves the history and validates it.
+func (t *TrafficPod) StopAndValidate(ctx context.Context, check, phase string, maxGap time.Duration) (TrafficResult, error) {
+	h, err := t.Stop(ctx)
+	if err != nil {
+		return TrafficResult{}, err
+	}
+	file := t.env.ArtifactPath(check, "history-"+phase+".jsonl")
+	if err := history.WriteFile(file, h); err != nil {
+		return TrafficResult{}, err
+	}
+	res := validate.Validate(h, validate.Options{
+		Timeout:           t.env.Config.LinTimeout(),
+		MaxWriteGap:       maxGap,
+		VisualizationPath: t.env.ArtifactPath(check, "linearizability-"+phase+".html"),
+	})
+	return TrafficResult{Result: res, HistoryFile: file}, nil
+}
+
+// DeletePod deletes a member pod (the replace check's fault).
+func (c *EtcdCluster) DeletePod(ctx context.Context, name string) error {
+	return c.env.Kube.CoreV1().Pods(c.Namespace).Delete(ctx, name, metav1.DeleteOptions{})
+}
+
+// PodOfMember finds the pod that serves a member ID in a truth.
+func (t Truth) PodOfMember(id uint64) (string, error) {
+	for _, p := range t.Pods {
+		if p.MemberID == id && p.Error == "" {
+			return p.Pod, nil
+		}
+	}
+	return "", fmt.Errorf("no pod serves member %x", id)
+}
+
+// NonLeaderPod returns any pod that is not the leader.
+func (t Truth) NonLeaderPod() (string, error) {
+	for _, p := range t.Pods {
+		if p.Error == "" && p.MemberID != t.LeaderID {
+			return p.Pod, nil
+		}
+	}
+	return "", fmt.Errorf("no non-leader member pod")
+}
+
+// CreateNamespace creates a namespace labelled as the suite's.
+func (e *Env) CreateNamespace(ctx context.Context, prefix string) (string, error) {
+	ns, err := e.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-", Labels: map[string]string{"etcdproof.io/suite": "true"}}}, metav1.CreateOptions{})
+	if err != nil {
+		return "", err
+	}
+	return ns.Name, nil
+}
+
+// DeleteNamespace deletes a namespace and waits until it is gone.
+func (e *Env) DeleteNamespace(ctx context.Context, name string, intervals ...any) {
+	err := e.Kube.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
+	if err != nil && !strings.Contains(err.Error(), "not found") {
+		Expect(err).NotTo(HaveOccurred())
+	}
+	Eventually(ctx, func() bool {
+		_, err := e.Kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+		return err != nil && strings.Contains(err.Error(), "not found")
+	}).WithTimeout(intervals[0].(time.Duration)).WithPolling(intervals[1].(time.Duration)).Should(BeTrue(), "namespace %s is not deleted", name)
+}

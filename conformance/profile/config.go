@@ -1,0 +1,175 @@
+package profile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Config is the suite config: every interval, budget and traffic knob the
+// specs use. Specs ask for values by name, never hard-code them.
+type Config struct {
+	// Intervals maps "spec/wait" to [timeout, polling] durations, like
+	// cluster-api's e2e config.
+	Intervals map[string][]string `json:"intervals"`
+	// Budgets are pass/fail limits, e.g. "upgrade/longest-write-gap".
+	Budgets map[string]string `json:"budgets"`
+	Sizes   Sizes             `json:"sizes"`
+	Traffic TrafficConfig     `json:"traffic"`
+	// LinearizabilityTimeout bounds porcupine; running out is a failure.
+	LinearizabilityTimeout string `json:"linearizabilityTimeout"`
+}
+
+// Sizes are cluster sizes per check.
+type Sizes struct {
+	Create    int `json:"create"`
+	ScaleFrom int `json:"scaleFrom"`
+	ScaleTo   int `json:"scaleTo"`
+	Replace   int `json:"replace"`
+	Upgrade   int `json:"upgrade"`
+}
+
+// TrafficConfig shapes the client load run inside the cluster.
+type TrafficConfig struct {
+	Clients        int    `json:"clients"`
+	Keys           int    `json:"keys"`
+	RatePerSecond  int    `json:"ratePerSecond"`
+	RequestTimeout string `json:"requestTimeout"`
+}
+
+// LoadConfig reads and validates the suite config.
+func LoadConfig(path string) (*Config, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read suite config: %w", err)
+	}
+	c := &Config{}
+	if err := yaml.UnmarshalStrict(raw, c); err != nil {
+		return nil, fmt.Errorf("suite config %s: %w", path, err)
+	}
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("suite config %s is invalid:\n%w", path, err)
+	}
+	return c, nil
+}
+
+// Validate checks every duration parses and every size makes sense.
+func (c *Config) Validate() error {
+	var errs []error
+	for _, name := range sortedKeys(c.Intervals) {
+		iv := c.Intervals[name]
+		if len(iv) != 2 {
+			errs = append(errs, fmt.Errorf("  intervals.%s: want [timeout, polling], got %d values", name, len(iv)))
+			continue
+		}
+		for _, d := range iv {
+			if _, err := parsePositive(d); err != nil {
+				errs = append(errs, fmt.Errorf("  intervals.%s: %w", name, err))
+			}
+		}
+	}
+	for _, name := range sortedKeys(c.Budgets) {
+		if _, err := parsePositive(c.Budgets[name]); err != nil {
+			errs = append(errs, fmt.Errorf("  budgets.%s: %w", name, err))
+		}
+	}
+	if _, err := parsePositive(c.LinearizabilityTimeout); err != nil {
+		errs = append(errs, fmt.Errorf("  linearizabilityTimeout: %w", err))
+	}
+	if _, err := parsePositive(c.Traffic.RequestTimeout); err != nil {
+		errs = append(errs, fmt.Errorf("  traffic.requestTimeout: %w", err))
+	}
+	for field, v := range map[string]int{
+		"sizes.create": c.Sizes.Create, "sizes.scaleFrom": c.Sizes.ScaleFrom, "sizes.scaleTo": c.Sizes.ScaleTo,
+		"sizes.replace": c.Sizes.Replace, "sizes.upgrade": c.Sizes.Upgrade,
+		"traffic.clients": c.Traffic.Clients, "traffic.keys": c.Traffic.Keys, "traffic.ratePerSecond": c.Traffic.RatePerSecond,
+	} {
+		if v < 1 {
+			errs = append(errs, fmt.Errorf("  %s: must be at least 1, got %d", field, v))
+		}
+	}
+	if c.Sizes.Replace > 0 && c.Sizes.Replace < 3 {
+		errs = append(errs, fmt.Errorf("  sizes.replace: must be at least 3 to keep quorum while a member is replaced, got %d", c.Sizes.Replace))
+	}
+	if c.Sizes.ScaleTo <= c.Sizes.ScaleFrom {
+		errs = append(errs, fmt.Errorf("  sizes.scaleTo: must exceed sizes.scaleFrom (%d), got %d", c.Sizes.ScaleFrom, c.Sizes.ScaleTo))
+	}
+	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
+	return errors.Join(errs...)
+}
+
+// GetIntervals returns Eventually arguments (timeout, polling) for
+// "spec/wait"; a missing name falls back to "default/<wait>".
+func (c *Config) GetIntervals(spec, wait string) []any {
+	iv, ok := c.Intervals[spec+"/"+wait]
+	if !ok {
+		iv, ok = c.Intervals["default/"+wait]
+	}
+	if !ok {
+		panic(fmt.Sprintf("suite config has no intervals %q or %q", spec+"/"+wait, "default/"+wait))
+	}
+	timeout, _ := time.ParseDuration(iv[0])
+	poll, _ := time.ParseDuration(iv[1])
+	return []any{timeout, poll}
+}
+
+// Timeout returns the first element of GetIntervals as a duration.
+func (c *Config) Timeout(spec, wait string) time.Duration {
+	return c.GetIntervals(spec, wait)[0].(time.Duration)
+}
+
+// Polling returns the second element of GetIntervals as a duration.
+func (c *Config) Polling(spec, wait string) time.Duration {
+	return c.GetIntervals(spec, wait)[1].(time.Duration)
+}
+
+// Budget returns a named budget; a missing name is a programming error
+// in the specs, so it panics with the name.
+func (c *Config) Budget(name string) time.Duration {
+	v, ok := c.Budgets[name]
+	if !ok {
+		panic(fmt.Sprintf("suite config has no budget %q", name))
+	}
+	d, _ := time.ParseDuration(v)
+	return d
+}
+
+// LinTimeout is the porcupine time limit.
+func (c *Config) LinTimeout() time.Duration {
+	d, _ := time.ParseDuration(c.LinearizabilityTimeout)
+	return d
+}
+
+// RequestTimeout is the per-request client timeout.
+func (c *Config) RequestTimeout() time.Duration {
+	d, _ := time.ParseDuration(c.Traffic.RequestTimeout)
+	return d
+}
+
+func parsePositive(s string) (time.Duration, error) {
+	if strings.TrimSpace(s) == "" {
+		return 0, errors.New("missing duration")
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration like 30s or 2m", s)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%q must be positive", s)
+	}
+	return d, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,308 @@
+// Package profile loads and validates the two inputs of a conformance run:
+// an operator profile (everything operator-specific) and the suite config
+// (intervals, budgets, versions, traffic shape).
+package profile
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/template"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Profile describes how to drive one etcd operator. Specs read only this;
+// they never branch on which operator they test.
+type Profile struct {
+	// Name identifies the profile in reports.
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+
+	Operator     Operator     `json:"operator"`
+	Install      []Step       `json:"install"`
+	Uninstall    []Step       `json:"uninstall"`
+	Cluster      Cluster      `json:"cluster"`
+	Etcd         Etcd         `json:"etcd"`
+	Capabilities Capabilities `json:"capabilities"`
+	// Selftest, set only in known-bad profiles, says which check must fail
+	// and what its failure message must mention.
+	Selftest *Expectation `json:"selftest,omitempty"`
+
+	// dir is the directory of the profile file; relative paths in steps
+	// resolve against it.
+	dir string
+}
+
+// Operator names the operator's identity on the cluster.
+type Operator struct {
+	Namespace      string `json:"namespace"`
+	ServiceAccount string `json:"serviceAccount"`
+	// Deployment is waited on after install and its logs are collected.
+	Deployment string `json:"deployment"`
+	// Version is reported in the environment fingerprint.
+	Version string `json:"version,omitempty"`
+}
+
+// Step is one install or uninstall action. Exactly one field is set.
+type Step struct {
+	// Apply is a file or kustomization directory for `kubectl apply`.
+	Apply string `json:"apply,omitempty"`
+	// Delete is a file or kustomization directory for `kubectl delete`.
+	Delete string `json:"delete,omitempty"`
+	// Run is a command; "{{.Kubectl}}" and "{{.Namespace}}" are expanded.
+	Run []string `json:"run,omitempty"`
+}
+
+// Cluster describes the custom resource and how to find what it creates.
+type Cluster struct {
+	// Template is the CR as a Go template over TemplateData.
+	Template string `json:"template"`
+	// Namespace where clusters are created: "" or "per-spec" gives every
+	// spec its own namespace; "operator" uses the operator's namespace
+	// (for operators that only watch their own namespace).
+	Namespace string `json:"namespace,omitempty"`
+	// Resource is the plural resource name with group, e.g.
+	// "etcdclusters.etcd.database.coreos.com".
+	Resource string `json:"resource"`
+	// APIVersion and Kind of the CR, used for dynamic access.
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// SizePath and VersionPath are dotted field paths in the CR.
+	SizePath    string `json:"sizePath"`
+	VersionPath string `json:"versionPath"`
+	// Status says where the operator reports what it believes.
+	Status StatusPaths `json:"status"`
+	// MemberSelector is a label selector template for member pods.
+	MemberSelector string `json:"memberSelector"`
+	// ClientService is the client Service name template; ClientPort its port.
+	ClientService string `json:"clientService"`
+	ClientPort    int    `json:"clientPort"`
+	// ExtraObjects are templates created before the CR (workarounds a
+	// profile needs, reported as such).
+	ExtraObjects []string `json:"extraObjects,omitempty"`
+}
+
+// StatusPaths are dotted paths into the CR's status; empty means unsupported.
+type StatusPaths struct {
+	Phase          string `json:"phase,omitempty"`
+	ReadyPhase     string `json:"readyPhase,omitempty"`
+	ReadyMembers   string `json:"readyMembers,omitempty"`
+	CurrentVersion string `json:"currentVersion,omitempty"`
+}
+
+// Etcd lists the etcd versions the profile can run.
+type Etcd struct {
+	Repository string `json:"repository"`
+	// Initial is the version clusters are created with.
+	Initial string `json:"initial"`
+	// UpgradeTo is the one-minor upgrade target from Initial.
+	UpgradeTo string `json:"upgradeTo,omitempty"`
+	// UpgradeChain, when set and claimed, is walked in order.
+	UpgradeChain []string `json:"upgradeChain,omitempty"`
+}
+
+// Capabilities are the optional behaviours the operator claims. A check of a
+// capability the profile does not claim is skipped and reported as such.
+type Capabilities struct {
+	ScaleUp               bool `json:"scaleUp"`
+	ScaleDown             bool `json:"scaleDown"`
+	DeadMemberReplacement bool `json:"deadMemberReplacement"`
+	Upgrade               bool `json:"upgrade"`
+	UpgradeChain          bool `json:"upgradeChain"`
+}
+
+// Expectation is the intended failure of a known-bad operator variant.
+type Expectation struct {
+	// Check is the label of the check that must fail.
+	Check string `json:"check"`
+	// Reason is a substring the failure message must contain.
+	Reason string `json:"reason"`
+}
+
+// TemplateData is what profile templates may reference.
+type TemplateData struct {
+	Name       string
+	Namespace  string
+	Size       int
+	Version    string
+	Repository string
+}
+
+// CheckLabels are the Ginkgo labels of the checks, in run order.
+var CheckLabels = []string{"create", "scale", "replace", "upgrade", "rbac", "cleanup"}
+
+// Load reads and validates a profile file.
+func Load(path string) (*Profile, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read profile: %w", err)
+	}
+	p := &Profile{}
+	if err := yaml.UnmarshalStrict(raw, p); err != nil {
+		return nil, fmt.Errorf("profile %s: %w", path, err)
+	}
+	abs, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("profile %s: %w", path, err)
+	}
+	p.dir = abs
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("profile %s is invalid:\n%w", path, err)
+	}
+	return p, nil
+}
+
+// Validate reports every problem at once, one per line, naming the field.
+func (p *Profile) Validate() error {
+	var errs []error
+	need := func(field, value string) {
+		if strings.TrimSpace(value) == "" {
+			errs = append(errs, fmt.Errorf("  %s: required", field))
+		}
+	}
+	need("name", p.Name)
+	need("operator.namespace", p.Operator.Namespace)
+	need("operator.serviceAccount", p.Operator.ServiceAccount)
+	need("cluster.template", p.Cluster.Template)
+	need("cluster.resource", p.Cluster.Resource)
+	need("cluster.apiVersion", p.Cluster.APIVersion)
+	need("cluster.kind", p.Cluster.Kind)
+	need("cluster.sizePath", p.Cluster.SizePath)
+	need("cluster.versionPath", p.Cluster.VersionPath)
+	need("cluster.memberSelector", p.Cluster.MemberSelector)
+	need("cluster.clientService", p.Cluster.ClientService)
+	need("etcd.repository", p.Etcd.Repository)
+	need("etcd.initial", p.Etcd.Initial)
+	if len(p.Install) == 0 {
+		errs = append(errs, errors.New("  install: at least one step is required"))
+	}
+	if len(p.Uninstall) == 0 {
+		errs = append(errs, errors.New("  uninstall: at least one step is required"))
+	}
+	errs = append(errs, validateSteps("install", p.Install)...)
+	errs = append(errs, validateSteps("uninstall", p.Uninstall)...)
+	if p.Selftest != nil {
+		if !slices.Contains(CheckLabels, p.Selftest.Check) {
+			errs = append(errs, fmt.Errorf("  selftest.check: %q is not one of %s", p.Selftest.Check, strings.Join(CheckLabels, ", ")))
+		}
+		need("selftest.reason", p.Selftest.Reason)
+	}
+	switch p.Cluster.Namespace {
+	case "", "per-spec", "operator":
+	default:
+		errs = append(errs, fmt.Errorf("  cluster.namespace: %q is not one of \"per-spec\", \"operator\"", p.Cluster.Namespace))
+	}
+	if p.Cluster.ClientPort <= 0 || p.Cluster.ClientPort > 65535 {
+		errs = append(errs, fmt.Errorf("  cluster.clientPort: %d is not a TCP port", p.Cluster.ClientPort))
+	}
+	if p.Cluster.Status.Phase != "" && p.Cluster.Status.ReadyPhase == "" {
+		errs = append(errs, errors.New("  cluster.status.readyPhase: required when cluster.status.phase is set"))
+	}
+	for _, v := range append([]string{p.Etcd.Initial, p.Etcd.UpgradeTo}, p.Etcd.UpgradeChain...) {
+		if v != "" && !validVersion(v) {
+			errs = append(errs, fmt.Errorf("  etcd: version %q is not MAJOR.MINOR.PATCH (no leading v)", v))
+		}
+	}
+	if p.Capabilities.Upgrade && p.Etcd.UpgradeTo == "" {
+		errs = append(errs, errors.New("  etcd.upgradeTo: required when capabilities.upgrade is claimed"))
+	}
+	if p.Capabilities.UpgradeChain && len(p.Etcd.UpgradeChain) < 3 {
+		errs = append(errs, errors.New("  etcd.upgradeChain: needs at least three versions when capabilities.upgradeChain is claimed"))
+	}
+	if p.Capabilities.ScaleDown && !p.Capabilities.ScaleUp {
+		errs = append(errs, errors.New("  capabilities.scaleDown: the scale check grows the cluster first, so it also needs scaleUp"))
+	}
+	// Templates must render with sample data so mistakes surface at load
+	// time rather than in the middle of a run.
+	sample := TemplateData{Name: "sample", Namespace: "sample-ns", Size: 3, Version: p.Etcd.Initial, Repository: p.Etcd.Repository}
+	for field, tpl := range map[string]string{
+		"cluster.template":       p.Cluster.Template,
+		"cluster.memberSelector": p.Cluster.MemberSelector,
+		"cluster.clientService":  p.Cluster.ClientService,
+	} {
+		if tpl == "" {
+			continue
+		}
+		if _, err := Render(tpl, sample); err != nil {
+			errs = append(errs, fmt.Errorf("  %s: %w", field, err))
+		}
+	}
+	for i, tpl := range p.Cluster.ExtraObjects {
+		if _, err := Render(tpl, sample); err != nil {
+			errs = append(errs, fmt.Errorf("  cluster.extraObjects[%d]: %w", i, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func validateSteps(field string, steps []Step) []error {
+	var errs []error
+	for i, s := range steps {
+		set := 0
+		for _, b := range []bool{s.Apply != "", s.Delete != "", len(s.Run) > 0} {
+			if b {
+				set++
+			}
+		}
+		if set != 1 {
+			errs = append(errs, fmt.Errorf("  %s[%d]: set exactly one of apply, delete, run (found %d)", field, i, set))
+		}
+	}
+	return errs
+}
+
+func validVersion(v string) bool {
+	parts := strings.Split(v, ".")
+	if len(parts) != 3 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || strings.Trim(p, "0123456789") != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// Render expands a template; unknown fields are errors.
+func Render(tpl string, data TemplateData) (string, error) {
+	t, err := template.New("").Option("missingkey=error").Parse(tpl)
+	if err != nil {
+		return "", err
+	}
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, data); err != nil {
+		return "", err
+	}
+	return buf.String(), nil
+}
+
+// Path resolves a step's path against the profile's directory.
+func (p *Profile) Path(rel string) string {
+	if filepath.IsAbs(rel) {
+		return rel
+	}
+	return filepath.Join(p.dir, rel)
+}
+
+// UpgradeVersions is the sequence of versions the upgrade check walks,
+// starting with the initial version.
+func (p *Profile) UpgradeVersions() []string {
+	if p.Capabilities.UpgradeChain && len(p.Etcd.UpgradeChain) >= 3 {
+		return p.Etcd.UpgradeChain
+	}
+	return []string{p.Etcd.Initial, p.Etcd.UpgradeTo}
+}
+
+// ClusterNamespace says where a spec creates its cluster.
+func (p *Profile) ClusterNamespace(specNamespace string) string {
+	if p.Cluster.Namespace == "operator" {
+		return p.Operator.Namespace
+	}
+	return specNamespace
+}

@@ -1,0 +1,104 @@
+package profile
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestShippedProfilesAndConfigLoad(t *testing.T) {
+	files, err := filepath.Glob("../profiles/*.yaml")
+	if err != nil || len(files) < 2 {
+		t.Fatalf("profiles: %v %v", files, err)
+	}
+	for _, f := range files {
+		if _, err := Load(f); err != nil {
+			t.Errorf("%v", err)
+		}
+	}
+	c, err := LoadConfig("../config/suite.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, spec := range []string{"create", "scale", "replace", "upgrade", "cleanup"} {
+		c.GetIntervals(spec, "members-ready") // panics when missing
+	}
+}
+
+func write(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "p.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestBadProfileNamesEveryProblem(t *testing.T) {
+	_, err := Load(write(t, `
+name: bad
+operator: {namespace: ops}
+install: [{apply: x, run: [y]}]
+cluster:
+  template: "{{ .Nme }}"
+  namespace: everywhere
+  clientPort: 0
+etcd: {repository: r, initial: v3.5}
+capabilities: {upgrade: true, scaleDown: true}
+selftest: {check: speed, reason: ""}
+`))
+	if err == nil {
+		t.Fatal("a bad profile loaded")
+	}
+	for _, want := range []string{
+		"operator.serviceAccount: required",
+		"uninstall: at least one step",
+		"install[0]: set exactly one of apply, delete, run (found 2)",
+		`cluster.namespace: "everywhere"`,
+		"cluster.clientPort: 0 is not a TCP port",
+		`version "v3.5" is not MAJOR.MINOR.PATCH`,
+		"etcd.upgradeTo: required when capabilities.upgrade",
+		"capabilities.scaleDown",
+		"cluster.template:",
+		`selftest.check: "speed" is not one of`,
+		"selftest.reason: required",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not mention %q:\n%v", want, err)
+		}
+	}
+}
+
+func TestUnknownFieldIsAnError(t *testing.T) {
+	_, err := Load(write(t, "name: x\nsize: 3\n"))
+	if err == nil || !strings.Contains(err.Error(), `unknown field "size"`) {
+		t.Errorf("error = %v", err)
+	}
+}
+
+func TestBadConfigNamesEveryProblem(t *testing.T) {
+	p := write(t, `
+intervals: {create/members-ready: [4m], scale/x: [soon, 1s]}
+budgets: {upgrade/duration: -1s}
+sizes: {create: 3, scaleFrom: 4, scaleTo: 4, replace: 1, upgrade: 3}
+traffic: {clients: 0, keys: 1, ratePerSecond: 1, requestTimeout: 5s}
+`)
+	_, err := LoadConfig(p)
+	if err == nil {
+		t.Fatal("a bad config loaded")
+	}
+	for _, want := range []string{
+		"intervals.create/members-ready: want [timeout, polling], got 1",
+		`intervals.scale/x: "soon" is not a duration`,
+		`budgets.upgrade/duration: "-1s" must be positive`,
+		"linearizabilityTimeout: missing duration",
+		"traffic.clients: must be at least 1",
+		"sizes.replace: must be at least 3",
+		"sizes.scaleTo: must exceed",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not mention %q:\n%v", want, err)
+		}
+	}
+}

@@ -1,0 +1,173 @@
+package rbac
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Grant is one rule the operator holds through a binding.
+type Grant struct {
+	// Namespace is empty when granted cluster-wide (ClusterRoleBinding).
+	Namespace string            `json:"namespace,omitempty"`
+	Rule      rbacv1.PolicyRule `json:"rule"`
+	// Source names the binding and role, e.g. "RoleBinding ns/x -> Role y".
+	Source string `json:"source"`
+}
+
+// Finding is one reason the RBAC check fails.
+type Finding struct {
+	Kind    string `json:"kind"`
+	Source  string `json:"source"`
+	Message string `json:"message"`
+}
+
+// Finding kinds; the failure message starts with them.
+const (
+	FindingWildcard     = "wildcard grant"
+	FindingClusterScope = "cluster scope not needed"
+	FindingDangerous    = "dangerous grant"
+	FindingNotGranted   = "used but not granted"
+)
+
+// Diff is the comparison of use and grants.
+type Diff struct {
+	Findings []Finding `json:"findings,omitempty"`
+	// Unused lists grants no observed request needed (reported, not failed).
+	Unused []string `json:"unused,omitempty"`
+}
+
+// dangerous are grants an etcd operator never needs and that let it read
+// every secret, run code in pods or raise its own privileges.
+var dangerous = []struct {
+	group, resource string
+	verbs           []string
+	why             string
+}{
+	{"", "secrets", []string{"list", "watch"}, "reads every secret in scope"},
+	{"", "pods/exec", []string{"create", "get"}, "runs commands in any pod"},
+	{"", "pods/attach", []string{"create", "get"}, "attaches to any pod"},
+	{"rbac.authorization.k8s.io", "*", []string{"escalate", "bind"}, "raises its own privileges"},
+	{"*", "*", []string{"impersonate"}, "acts as other users"},
+}
+
+// Compare diffs observed uses against grants.
+func Compare(uses []Use, grants []Grant) Diff {
+	var d Diff
+	for _, g := range grants {
+		r := g.Rule
+		if slices.Contains(r.Verbs, "*") || slices.Contains(r.Resources, "*") || slices.Contains(r.APIGroups, "*") {
+			d.Findings = append(d.Findings, Finding{FindingWildcard, g.Source, fmt.Sprintf("%s: %s grants %s", FindingWildcard, g.Source, describeRule(r))})
+		}
+		for _, dg := range dangerous {
+			for _, v := range dg.verbs {
+				if ruleAllows(r, dg.group, dg.resource, v) {
+					d.Findings = append(d.Findings, Finding{FindingDangerous, g.Source, fmt.Sprintf("%s: %s allows %s %s (%s)", FindingDangerous, g.Source, v, dg.resource, dg.why)})
+					break
+				}
+			}
+		}
+		if g.Namespace == "" {
+			if used, clusterUse := usedBy(g, uses); used && !clusterUse {
+				d.Findings = append(d.Findings, Finding{FindingClusterScope, g.Source, fmt.Sprintf("%s: %s grants %s cluster-wide but only namespaced use was seen", FindingClusterScope, g.Source, describeRule(r))})
+			}
+		}
+		if used, _ := usedBy(g, uses); !used {
+			d.Unused = append(d.Unused, fmt.Sprintf("%s: %s", g.Source, describeRule(r)))
+		}
+	}
+	for _, u := range uses {
+		if !granted(u, grants) {
+			d.Findings = append(d.Findings, Finding{FindingNotGranted, "", fmt.Sprintf("%s: %s (the request was denied or the binding changed during the run)", FindingNotGranted, u)})
+		}
+	}
+	return d
+}
+
+// usedBy reports whether any use falls under the grant, and whether one of
+// them needed cluster scope.
+func usedBy(g Grant, uses []Use) (used, clusterUse bool) {
+	for _, u := range uses {
+		if g.Namespace != "" && u.Namespace != g.Namespace {
+			continue
+		}
+		if ruleAllows(g.Rule, u.APIGroup, u.Resource, u.Verb) {
+			used = true
+			clusterUse = clusterUse || u.Namespace == ""
+		}
+	}
+	return used, clusterUse
+}
+
+func granted(u Use, grants []Grant) bool {
+	for _, g := range grants {
+		if (g.Namespace == "" || g.Namespace == u.Namespace) && ruleAllows(g.Rule, u.APIGroup, u.Resource, u.Verb) {
+			return true
+		}
+	}
+	return false
+}
+
+func ruleAllows(r rbacv1.PolicyRule, group, resource, verb string) bool {
+	match := func(list []string, v string) bool { return slices.Contains(list, "*") || slices.Contains(list, v) }
+	if len(r.NonResourceURLs) > 0 {
+		return false
+	}
+	return (group == "*" || match(r.APIGroups, group)) && (resource == "*" || match(r.Resources, resource)) && match(r.Verbs, verb)
+}
+
+func describeRule(r rbacv1.PolicyRule) string {
+	groups := make([]string, len(r.APIGroups))
+	for i, g := range r.APIGroups {
+		groups[i] = groupName(g)
+	}
+	return fmt.Sprintf("[%s] on [%s] in groups [%s]", strings.Join(r.Verbs, ","), strings.Join(r.Resources, ","), strings.Join(groups, ","))
+}
+
+// MinimalRoles turns observed uses into the smallest Roles (one per
+// namespace) and a ClusterRole for cluster-scoped uses.
+func MinimalRoles(name string, uses []Use) (roles []rbacv1.Role, clusterRole *rbacv1.ClusterRole) {
+	byNS := map[string]map[[2]string][]string{}
+	for _, u := range uses {
+		if byNS[u.Namespace] == nil {
+			byNS[u.Namespace] = map[[2]string][]string{}
+		}
+		k := [2]string{u.APIGroup, u.Resource}
+		if !slices.Contains(byNS[u.Namespace][k], u.Verb) {
+			byNS[u.Namespace][k] = append(byNS[u.Namespace][k], u.Verb)
+		}
+	}
+	namespaces := make([]string, 0, len(byNS))
+	for ns := range byNS {
+		namespaces = append(namespaces, ns)
+	}
+	sort.Strings(namespaces)
+	for _, ns := range namespaces {
+		rules := rulesOf(byNS[ns])
+		if ns == "" {
+			clusterRole = &rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"}, ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}
+			continue
+		}
+		roles = append(roles, rbacv1.Role{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"}, ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Rules: rules})
+	}
+	return roles, clusterRole
+}
+
+func rulesOf(m map[[2]string][]string) []rbacv1.PolicyRule {
+	keys := make([][2]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i][0]+"/"+keys[i][1] < keys[j][0]+"/"+keys[j][1] })
+	rules := make([]rbacv1.PolicyRule, 0, len(keys))
+	for _, k := range keys {
+		verbs := append([]string(nil), m[k]...)
+		sort.Strings(verbs)
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{k[0]}, Resources: []string{k[1]}, Verbs: verbs})
+	}
+	return rules
+}

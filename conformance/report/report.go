@@ -1,0 +1,248 @@
+// Package report holds the run's results in a stable JSON schema and
+// renders the Markdown summary. JUnit XML comes from Ginkgo's reporter.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/etcdproof/etcdproof/conformance/validate"
+)
+
+// SchemaVersion changes whenever a field changes meaning or disappears.
+const SchemaVersion = "etcdproof.report/v1"
+
+// Report is report.json.
+type Report struct {
+	SchemaVersion string      `json:"schemaVersion"`
+	Profile       string      `json:"profile"`
+	Started       time.Time   `json:"started"`
+	Duration      Millis      `json:"durationMs"`
+	Passed        bool        `json:"passed"`
+	Environment   Environment `json:"environment"`
+	Checks        []*Check    `json:"checks"`
+}
+
+// Environment fingerprints what was tested.
+type Environment struct {
+	Kubernetes string   `json:"kubernetes"`
+	Kind       string   `json:"kind,omitempty"`
+	Etcd       []string `json:"etcd"`
+	Operator   string   `json:"operator"`
+	Suite      string   `json:"suite"`
+}
+
+// Check is one check's outcome.
+type Check struct {
+	Name string `json:"name"`
+	// State is passed, failed, skipped or pending.
+	State    string              `json:"state"`
+	Failure  string              `json:"failure,omitempty"`
+	Skipped  string              `json:"skipReason,omitempty"`
+	Duration Millis              `json:"durationMs"`
+	Timings  map[string]Millis   `json:"timingsMs,omitempty"`
+	Budgets  map[string]Millis   `json:"budgetsMs,omitempty"`
+	Traffic  map[string]*Traffic `json:"traffic,omitempty"`
+	Notes    []string            `json:"notes,omitempty"`
+}
+
+// Traffic is the validated history of one traffic phase.
+type Traffic struct {
+	Linearizability validate.Linearizability `json:"linearizability"`
+	Operations      int                      `json:"operations"`
+	FailedPuts      int                      `json:"failedPuts"`
+	FailedGets      int                      `json:"failedGets"`
+	LostWrites      int                      `json:"lostWrites"`
+	LongestWriteGap Millis                   `json:"longestWriteGapMs"`
+	LatencyP50      Millis                   `json:"latencyP50Ms"`
+	LatencyP99      Millis                   `json:"latencyP99Ms"`
+	Failures        []string                 `json:"failures,omitempty"`
+	History         string                   `json:"history"`
+	Visualization   string                   `json:"visualization,omitempty"`
+}
+
+// Millis is a duration in milliseconds, with three decimals.
+type Millis float64
+
+// Ms converts a duration.
+func Ms(d time.Duration) Millis { return Millis(float64(d.Microseconds()) / 1000) }
+
+// Recorder collects measurements while specs run; specs write, the suite
+// end reads.
+type Recorder struct {
+	mu     sync.Mutex
+	checks map[string]*Check
+}
+
+// NewRecorder returns an empty recorder.
+func NewRecorder() *Recorder { return &Recorder{checks: map[string]*Check{}} }
+
+// Check returns the named check, creating it.
+func (r *Recorder) Check(name string) *Check {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.checks[name]
+	if !ok {
+		c = &Check{Name: name, Timings: map[string]Millis{}, Budgets: map[string]Millis{}, Traffic: map[string]*Traffic{}}
+		r.checks[name] = c
+	}
+	return c
+}
+
+// Timing records a measured duration and the budget it is held to (0: none).
+func (r *Recorder) Timing(check, name string, d, budget time.Duration) {
+	c := r.Check(check)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c.Timings[name] = Ms(d)
+	if budget > 0 {
+		c.Budgets[name] = Ms(budget)
+	}
+}
+
+// Note adds a free-text remark to a check.
+func (r *Recorder) Note(check, format string, args ...any) {
+	c := r.Check(check)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c.Notes = append(c.Notes, fmt.Sprintf(format, args...))
+}
+
+// Traffic records a validated history.
+func (r *Recorder) Traffic(check, phase string, res validate.Result, historyFile string) {
+	c := r.Check(check)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c.Traffic[phase] = &Traffic{
+		Linearizability: res.Linearizability, Operations: res.Stats.Puts + res.Stats.Gets,
+		FailedPuts: res.Stats.FailedPuts, FailedGets: res.Stats.FailedGets, LostWrites: len(res.LostWrites),
+		LongestWriteGap: Ms(res.Stats.LongestWriteGap), LatencyP50: Ms(res.Stats.LatencyP50), LatencyP99: Ms(res.Stats.LatencyP99),
+		Failures: res.Failures, History: historyFile, Visualization: res.Visualization,
+	}
+}
+
+// Checks returns every check in the given order, then any others by name.
+func (r *Recorder) Checks(order []string) []*Check {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*Check
+	seen := map[string]bool{}
+	for _, n := range order {
+		if c, ok := r.checks[n]; ok {
+			out = append(out, c)
+			seen[n] = true
+		}
+	}
+	var rest []string
+	for n := range r.checks {
+		if !seen[n] {
+			rest = append(rest, n)
+		}
+	}
+	sort.Strings(rest)
+	for _, n := range rest {
+		out = append(out, r.checks[n])
+	}
+	return out
+}
+
+// WriteJSON writes report.json.
+func (rep *Report) WriteJSON(path string) error {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// ReadJSON reads a report.json.
+func ReadJSON(path string) (*Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{}
+	if err := json.Unmarshal(b, rep); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if rep.SchemaVersion != SchemaVersion {
+		return nil, fmt.Errorf("%s: schemaVersion %q, this binary reads %q", path, rep.SchemaVersion, SchemaVersion)
+	}
+	return rep, nil
+}
+
+// Markdown renders the summary.
+func (rep *Report) Markdown() string {
+	var b strings.Builder
+	verdict := "PASS"
+	if !rep.Passed {
+		verdict = "FAIL"
+	}
+	fmt.Fprintf(&b, "# etcdproof: %s — %s\n\n", rep.Profile, verdict)
+	e := rep.Environment
+	fmt.Fprintf(&b, "Kubernetes %s, kind %s, etcd %s, operator %s, suite %s. Run %s, %.0f s.\n\n",
+		orDash(e.Kubernetes), orDash(e.Kind), orDash(strings.Join(e.Etcd, " → ")), orDash(e.Operator), orDash(e.Suite), rep.Started.UTC().Format(time.RFC3339), float64(rep.Duration)/1000)
+	b.WriteString("| check | result | time | details |\n|---|---|---|---|\n")
+	for _, c := range rep.Checks {
+		detail := c.Failure
+		if c.State == "skipped" {
+			detail = c.Skipped
+		}
+		fmt.Fprintf(&b, "| %s | %s | %.1f s | %s |\n", c.Name, c.State, float64(c.Duration)/1000, oneLine(detail))
+	}
+	for _, c := range rep.Checks {
+		if len(c.Timings) == 0 && len(c.Traffic) == 0 && len(c.Notes) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n## %s\n\n", c.Name)
+		for _, k := range sortedKeys(c.Timings) {
+			budget := ""
+			if bgt, ok := c.Budgets[k]; ok {
+				budget = fmt.Sprintf(" (budget %.1f s)", float64(bgt)/1000)
+			}
+			fmt.Fprintf(&b, "- %s: %.2f s%s\n", k, float64(c.Timings[k])/1000, budget)
+		}
+		for _, k := range sortedKeys(c.Traffic) {
+			t := c.Traffic[k]
+			fmt.Fprintf(&b, "- traffic during %s: %s, %d ops, failed puts %d, failed gets %d, lost writes %d, longest write gap %.2f s, p50 %.1f ms, p99 %.1f ms\n",
+				k, t.Linearizability, t.Operations, t.FailedPuts, t.FailedGets, t.LostWrites, float64(t.LongestWriteGap)/1000, float64(t.LatencyP50), float64(t.LatencyP99))
+			if t.Visualization != "" {
+				fmt.Fprintf(&b, "  - visualization: %s\n", t.Visualization)
+			}
+		}
+		for _, n := range c.Notes {
+			fmt.Fprintf(&b, "- %s\n", n)
+		}
+	}
+	return b.String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	s = strings.ReplaceAll(s, "|", "\\|")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,91 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/etcdproof/etcdproof/conformance/framework"
+	"github.com/etcdproof/etcdproof/conformance/report"
+)
+
+// A real API server without nodes: the operator installs but never becomes
+// available, so the run must end with "could not run" (2), not "fail" (1),
+// and still leave report.json, report.md and junit.xml.
+func TestRunThatCannotStartTheOperatorExitsTwoWithReports(t *testing.T) {
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	if assets == "" {
+		t.Skip("KUBEBUILDER_ASSETS is not set (make test sets it)")
+	}
+	te := &envtest.Environment{}
+	cfg, err := te.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = te.Stop() })
+
+	dir := t.TempDir()
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["t"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["t"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
+	kc.Contexts["t"] = &clientcmdapi.Context{Cluster: "t", AuthInfo: "t"}
+	kc.CurrentContext = "t"
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	suiteCfg, err := os.ReadFile("../config/suite.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	quick := strings.Replace(string(suiteCfg), "default/operator-ready: [3m, 2s]", "default/operator-ready: [3s, 1s]", 1)
+	if quick == string(suiteCfg) {
+		t.Fatal("suite.yaml no longer has default/operator-ready: [3m, 2s]; update this test")
+	}
+	configPath := filepath.Join(dir, "suite.yaml")
+	if err := os.WriteFile(configPath, []byte(quick), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reportDir := filepath.Join(dir, "report")
+	code := Run(context.Background(), Options{
+		Framework:   framework.Options{Kubeconfig: kubeconfig, Kubectl: filepath.Join(assets, "kubectl"), TrafficImage: "unused", ReportDir: reportDir, SkipCleanup: true},
+		ProfilePath: "../profiles/coreos-v0.9.4.yaml",
+		ConfigPath:  configPath,
+		LabelFilter: "create",
+		Timeout:     5 * time.Minute,
+	})
+	if code != ExitCouldNot {
+		t.Errorf("exit code = %d, want %d", code, ExitCouldNot)
+	}
+	rep, err := report.ReadJSON(filepath.Join(reportDir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := map[string]string{}
+	for _, c := range rep.Checks {
+		states[c.Name] = c.State
+	}
+	if states["create"] != "failed" || states["upgrade"] != "skipped" || rep.Passed {
+		t.Errorf("checks = %v, passed = %v", states, rep.Passed)
+	}
+	for _, f := range []string{"report.md", "junit.xml"} {
+		if _, err := os.Stat(filepath.Join(reportDir, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+func TestValidateLabelFilter(t *testing.T) {
+	for filter, ok := range map[string]bool{"": true, "create": true, "create || (scale && !upgrade)": true, "create &&": false, "chaos": false} {
+		if err := ValidateLabelFilter(filter); (err == nil) != ok {
+			t.Errorf("%q: err = %v, want ok = %v", filter, err, ok)
+		}
+	}
+}

@@ -1,0 +1,171 @@
+// Package specs holds the conformance checks. Each check is a function
+// XSpec(ctx, XSpecInput); Register wires them, in order, into one Ordered
+// Ginkgo container with a label per check. Nothing here knows which
+// operator it tests: everything operator-specific comes from the profile.
+package specs
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive // Ginkgo's DSL reads best dot-imported.
+	. "github.com/onsi/gomega"    //nolint:revive
+
+	"github.com/etcdproof/etcdproof/conformance/framework"
+	"github.com/etcdproof/etcdproof/conformance/inventory"
+	"github.com/etcdproof/etcdproof/conformance/report"
+)
+
+// Suite is the state shared by the checks of one run.
+type Suite struct {
+	Env    *framework.Env
+	Report *report.Recorder
+	// Started bounds the audit log the rbac check reads.
+	Started time.Time
+	// Before is the inventory taken before the operator was installed.
+	Before inventory.Snapshot
+	// Uninstalled is set once the cleanup check removed the operator.
+	Uninstalled bool
+	// SetupFailed is set when install failed: the run could not be done.
+	SetupFailed bool
+	// GinkgoReport is filled at the end of the suite.
+	GinkgoReport Report
+}
+
+// Register declares the suite; get is called when the specs run.
+func Register(get func() *Suite) {
+	Describe("etcd operator conformance", Ordered, ContinueOnFailure, func() {
+		BeforeAll(func(ctx SpecContext) {
+			s := get()
+			s.Started = time.Now()
+			// Until the operator is up, a failure means the run could not be done.
+			s.SetupFailed = true
+			e := s.Env
+			By("taking the inventory before install")
+			snap, err := inventory.Take(ctx, e.Disc, e.Dynamic)
+			Expect(err).NotTo(HaveOccurred())
+			s.Before = snap
+			By("installing operator profile " + e.Profile.Name)
+			Expect(e.RunSteps(ctx, e.Profile.Install)).To(Succeed())
+			e.WaitForOperatorReady(ctx, e.Config.GetIntervals("install", "operator-ready")...)
+			s.SetupFailed = false
+		}, NodeTimeout(15*time.Minute))
+
+		AfterAll(func(ctx SpecContext) {
+			s := get()
+			if s.Uninstalled || s.Env.Opts.SkipCleanup {
+				return
+			}
+			By("uninstalling the operator")
+			if err := s.Env.RunSteps(ctx, s.Env.Profile.Uninstall); err != nil {
+				GinkgoWriter.Printf("uninstall failed: %v\n", err)
+			}
+		}, NodeTimeout(10*time.Minute))
+
+		It("creates a cluster whose members are all ready and serve clients", Label("create"), func(ctx SpecContext) {
+			CreateSpec(ctx, get())
+		}, SpecTimeout(20*time.Minute))
+
+		It("scales up and down, adding and removing etcd members", Label("scale"), func(ctx SpecContext) {
+			ScaleSpec(ctx, get())
+		}, SpecTimeout(30*time.Minute))
+
+		It("replaces dead members without losing quorum", Label("replace"), func(ctx SpecContext) {
+			ReplaceSpec(ctx, get())
+		}, SpecTimeout(30*time.Minute))
+
+		It("upgrades etcd one minor at a time under linearizable traffic", Label("upgrade"), func(ctx SpecContext) {
+			UpgradeSpec(ctx, get())
+		}, SpecTimeout(45*time.Minute))
+
+		It("uses only the API access it needs", Label("rbac"), func(ctx SpecContext) {
+			RBACSpec(ctx, get())
+		}, SpecTimeout(10*time.Minute))
+
+		It("leaves nothing behind after the cluster and the operator are deleted", Label("cleanup"), func(ctx SpecContext) {
+			CleanupSpec(ctx, get())
+		}, SpecTimeout(20*time.Minute))
+	})
+
+	ReportAfterSuite("etcdproof report", func(r Report) {
+		get().GinkgoReport = r
+	})
+}
+
+// newCluster creates a namespace (unless the profile pins one) and a cluster,
+// and registers their deletion; failed specs dump their namespace first.
+func newCluster(ctx context.Context, s *Suite, check string, size int, version string) *framework.EtcdCluster {
+	e := s.Env
+	ns := ""
+	clusterNS := e.Profile.Operator.Namespace
+	if e.Profile.Cluster.Namespace != "operator" {
+		var err error
+		ns, err = e.CreateNamespace(ctx, "etcdproof-"+check)
+		Expect(err).NotTo(HaveOccurred())
+		clusterNS = ns
+	}
+	name := fmt.Sprintf("%s-%d", check, time.Now().Unix()%100000)
+	c, err := e.CreateCluster(ctx, clusterNS, name, size, version)
+	Expect(err).NotTo(HaveOccurred())
+	c.SpecNamespace = ns
+	DeferCleanup(func(ctx SpecContext) {
+		if CurrentSpecReport().Failed() {
+			e.DumpNamespace(ctx, clusterNS, framework.SafeName(check))
+		}
+		if e.Opts.SkipCleanup {
+			return
+		}
+		Expect(c.Delete(ctx)).To(Succeed())
+		c.WaitForGone(ctx, e.Config.GetIntervals(check, "cr-deleted")...)
+		if ns != "" {
+			e.DeleteNamespace(ctx, ns, e.Config.GetIntervals(check, "namespace-deleted")...)
+		}
+	}, NodeTimeout(10*time.Minute))
+	return c
+}
+
+// withTraffic runs fn while in-cluster clients put and get through the
+// client Service, then validates and records the history of the phase.
+func withTraffic(ctx context.Context, s *Suite, c *framework.EtcdCluster, check, phase string, maxGap time.Duration, fn func()) framework.TrafficResult {
+	e := s.Env
+	By(fmt.Sprintf("starting traffic for %s", phase))
+	tp, err := c.StartTraffic(ctx, framework.SafeName(check+"-"+phase))
+	Expect(err).NotTo(HaveOccurred())
+	finished := false
+	defer func() {
+		if finished {
+			return
+		}
+		// fn failed: keep and report the history anyway, it often shows
+		// what the failure did to clients. No assertion here: the spec
+		// has already failed.
+		stopCtx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		if res, err := tp.StopAndValidate(stopCtx, check, phase, maxGap); err == nil {
+			s.Report.Traffic(check, phase, res.Result, res.HistoryFile)
+			s.Report.Note(check, "traffic during %s after the failure: %v", phase, res.Failures)
+		}
+	}()
+	tp.WaitForTraffic(ctx, e.Config.GetIntervals(check, "traffic-ready")...)
+	fn()
+	finished = true
+	By(fmt.Sprintf("stopping traffic for %s and checking its history", phase))
+	res, err := tp.StopAndValidate(ctx, check, phase, maxGap)
+	Expect(err).NotTo(HaveOccurred())
+	s.Report.Traffic(check, phase, res.Result, res.HistoryFile)
+	s.Report.Timing(check, phase+"/longest-write-gap", res.Stats.LongestWriteGap, maxGap)
+	return res
+}
+
+// expectTraffic fails the spec with the traffic verdict.
+func expectTraffic(res framework.TrafficResult, phase string) {
+	ExpectWithOffset(1, res.Failures).To(BeEmpty(), "traffic during %s: %v (history %s)", phase, res.Failures, res.HistoryFile)
+}
+
+// expectWithin records a timing and holds it to its budget.
+func expectWithin(s *Suite, check, name string, d time.Duration, budgetName string) {
+	budget := s.Env.Config.Budget(budgetName)
+	s.Report.Timing(check, name, d, budget)
+	ExpectWithOffset(1, d).To(BeNumerically("<=", budget), "%s took %s, budget %s", name, d.Round(time.Millisecond), budget)
+}

@@ -1,0 +1,178 @@
+package v1beta2
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DefaultRepository is where member images come from unless spec.repository says otherwise.
+const DefaultRepository = "quay.io/coreos/etcd"
+
+// EtcdClusterSpec is the desired state of an etcd cluster.
+// The transition rules compare a new spec.version with the previous one so that
+// a downgrade or a skipped minor release is refused when the user submits it.
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.version) || !has(self.version) || !oldSelf.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || !self.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || int(self.version.split('.')[0]) > int(oldSelf.version.split('.')[0]) || (int(self.version.split('.')[0]) == int(oldSelf.version.split('.')[0]) && (int(self.version.split('.')[1]) > int(oldSelf.version.split('.')[1]) || (int(self.version.split('.')[1]) == int(oldSelf.version.split('.')[1]) && int(self.version.split('.')[2].split('-')[0]) >= int(oldSelf.version.split('.')[2].split('-')[0]))))",message="downgrade refused: spec.version may not be lower than the previous version (etcd does not support downgrades)"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.version) || !has(self.version) || !oldSelf.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || !self.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || int(self.version.split('.')[0]) < int(oldSelf.version.split('.')[0]) || (int(self.version.split('.')[0]) == int(oldSelf.version.split('.')[0]) && int(self.version.split('.')[1]) <= int(oldSelf.version.split('.')[1]) + 1)",message="version skew refused: upgrade one minor release at a time (for example 3.4 -> 3.5 -> 3.6)"
+type EtcdClusterSpec struct {
+	// Size is the number of etcd members.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:XValidation:rule="self >= 1",message="spec.size must be at least 1 (the number of etcd members)"
+	Size int `json:"size"`
+
+	// Repository is the image repository of the member image; the image is
+	// <repository>:v<version>.
+	// +kubebuilder:default="quay.io/coreos/etcd"
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:XValidation:rule="self.size() > 0",message="spec.repository must not be empty (for example quay.io/coreos/etcd)"
+	// +optional
+	Repository string `json:"repository,omitempty"`
+
+	// Version is the etcd version (semantic version without the leading v, for example 3.5.21).
+	// +kubebuilder:default="3.5.21"
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$')",message="spec.version must be a semantic version such as 3.5.21 (not \"latest\" or \"3.x\")"
+	// +optional
+	Version string `json:"version,omitempty"`
+
+	// Paused stops every change the operator would make to this cluster.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+
+	// Pod shapes the member pods.
+	// +optional
+	Pod *PodPolicy `json:"pod,omitempty"`
+}
+
+// PodPolicy is the part of the member pods a user may shape.
+type PodPolicy struct {
+	// Labels are added to every member pod (app and etcd_cluster cannot be overridden).
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+	// Annotations are added to every member pod.
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+	// NodeSelector constrains the nodes member pods run on.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// AntiAffinity keeps members of one cluster off the same node.
+	// +optional
+	AntiAffinity bool `json:"antiAffinity,omitempty"`
+	// Affinity is the member pods' affinity; it wins over AntiAffinity.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+	// Resources of the etcd container.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+	// Tolerations of the member pods.
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+	// EtcdEnv is added to the etcd container's environment.
+	// +optional
+	EtcdEnv []corev1.EnvVar `json:"etcdEnv,omitempty"`
+	// SecurityContext of the member pods.
+	// +optional
+	SecurityContext *corev1.PodSecurityContext `json:"securityContext,omitempty"`
+	// PersistentVolumeClaimSpec, when set, gives every member a PVC for its data
+	// so a restarted member keeps its data; without it members use emptyDir.
+	// +optional
+	PersistentVolumeClaimSpec *corev1.PersistentVolumeClaimSpec `json:"persistentVolumeClaimSpec,omitempty"`
+	// BusyboxImage is accepted for compatibility with coreos etcd-operator and ignored.
+	// +optional
+	BusyboxImage string `json:"busyboxImage,omitempty"`
+}
+
+// ClusterPhase is the coarse state of a cluster.
+// +kubebuilder:validation:Enum="";Creating;Running;Failed
+type ClusterPhase string
+
+// Phases, as coreos etcd-operator named them.
+const (
+	PhaseNone     ClusterPhase = ""
+	PhaseCreating ClusterPhase = "Creating"
+	PhaseRunning  ClusterPhase = "Running"
+	PhaseFailed   ClusterPhase = "Failed"
+)
+
+// MembersStatus lists member names by readiness.
+type MembersStatus struct {
+	// Ready members: pod ready and etcd answering.
+	// +optional
+	Ready []string `json:"ready,omitempty"`
+	// Unready members.
+	// +optional
+	Unready []string `json:"unready,omitempty"`
+}
+
+// EtcdClusterStatus is the observed state of an etcd cluster.
+type EtcdClusterStatus struct {
+	// Phase is Creating until every member first becomes ready, then Running;
+	// Failed when the cluster cannot be recovered without a person.
+	// +optional
+	Phase ClusterPhase `json:"phase,omitempty"`
+	// Reason explains the phase or the latest refusal in words.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// ControlPaused mirrors spec.paused once the operator has seen it.
+	// +optional
+	ControlPaused bool `json:"controlPaused,omitempty"`
+	// Conditions: Available, Scaling, Recovering, Upgrading.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// Size is the number of members in etcd's membership.
+	// +optional
+	Size int `json:"size"`
+	// ReadyMembers is "<ready>/<desired>", for people.
+	// +optional
+	ReadyMembers string `json:"readyMembers,omitempty"`
+	// ServiceName is the client Service.
+	// +optional
+	ServiceName string `json:"serviceName,omitempty"`
+	// ClientPort is the client port of ServiceName.
+	// +optional
+	ClientPort int `json:"clientPort,omitempty"`
+	// Members by readiness.
+	// +optional
+	Members MembersStatus `json:"members,omitempty"`
+	// CurrentVersion is the lowest version any member runs.
+	// +optional
+	CurrentVersion string `json:"currentVersion,omitempty"`
+	// TargetVersion is the version being rolled out, empty when none is.
+	// +optional
+	TargetVersion string `json:"targetVersion,omitempty"`
+	// ObservedGeneration is the generation of the spec this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// EtcdCluster is an etcd cluster managed by the operator.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:path=etcdclusters,singular=etcdcluster,shortName=etcd
+// +kubebuilder:printcolumn:name="Size",type=integer,JSONPath=`.spec.size`
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.currentVersion`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.readyMembers`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type EtcdCluster struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   EtcdClusterSpec   `json:"spec,omitempty"`
+	Status EtcdClusterStatus `json:"status,omitempty"`
+}
+
+// EtcdClusterList is a list of EtcdCluster.
+// +kubebuilder:object:root=true
+type EtcdClusterList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []EtcdCluster `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&EtcdCluster{}, &EtcdClusterList{})
+}

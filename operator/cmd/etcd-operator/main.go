@@ -1,0 +1,132 @@
+// Command etcd-operator runs the EtcdCluster controller: flags → manager → controller.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
+	"github.com/etcdproof/etcdproof/operator/internal/controller"
+	"github.com/etcdproof/etcdproof/operator/internal/etcdadmin"
+	"github.com/etcdproof/etcdproof/operator/internal/plan"
+)
+
+type options struct {
+	namespace               string
+	clusterWide             bool
+	metricsAddr             string
+	probeAddr               string
+	leaderElect             bool
+	leaderElectionNamespace string
+	unsafe                  plan.Options
+}
+
+func parseFlags(args []string) (options, *zap.Options, error) {
+	var o options
+	fs := flag.NewFlagSet("etcd-operator", flag.ContinueOnError)
+	fs.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"),
+		"Namespace whose EtcdClusters are managed (default: $POD_NAMESPACE, set from the downward API).")
+	fs.BoolVar(&o.clusterWide, "cluster-wide", false,
+		"Manage EtcdClusters in every namespace (needs the ClusterRole from manifests/cluster-wide).")
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the /metrics endpoint (0 disables it).")
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints.")
+	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader with a Lease so only one replica acts.")
+	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "",
+		"Namespace of the leader-election Lease (default: $POD_NAMESPACE, else --namespace).")
+	fs.BoolVar(&o.unsafe.SkipDeadMemberRemoval, "unsafe-skip-dead-member-removal", false,
+		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): replace a dead member's pod but leave the dead member in etcd's membership.")
+	fs.BoolVar(&o.unsafe.UpgradeAllAtOnce, "unsafe-upgrade-all-at-once", false,
+		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): restart every member at once on upgrade, with no health gate.")
+	zapOpts := &zap.Options{}
+	zapOpts.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return o, nil, err
+	}
+	if !o.clusterWide && o.namespace == "" {
+		return o, nil, errors.New("--namespace is required (or set POD_NAMESPACE), unless --cluster-wide is given")
+	}
+	if o.leaderElectionNamespace == "" {
+		o.leaderElectionNamespace = os.Getenv("POD_NAMESPACE")
+	}
+	if o.leaderElectionNamespace == "" {
+		o.leaderElectionNamespace = o.namespace
+	}
+	if o.leaderElect && o.leaderElectionNamespace == "" {
+		return o, nil, errors.New("--leader-elect needs --leader-election-namespace (or POD_NAMESPACE)")
+	}
+	return o, zapOpts, nil
+}
+
+func main() {
+	o, zapOpts, err := parseFlags(os.Args[1:])
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		fmt.Fprintln(os.Stderr, "etcd-operator:", err)
+		os.Exit(2)
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(zapOpts)))
+	if err := run(o); err != nil {
+		ctrl.Log.Error(err, "operator stopped")
+		os.Exit(1)
+	}
+}
+
+func run(o options) error {
+	log := ctrl.Log.WithName("setup")
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(etcdv1beta2.AddToScheme(scheme))
+
+	cacheOpts := cache.Options{}
+	if !o.clusterWide {
+		cacheOpts.DefaultNamespaces = map[string]cache.Config{o.namespace: {}}
+	}
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+		Scheme:                  scheme,
+		Cache:                   cacheOpts,
+		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress:  o.probeAddr,
+		LeaderElection:          o.leaderElect,
+		LeaderElectionID:        "etcd-operator.etcd.database.coreos.com",
+		LeaderElectionNamespace: o.leaderElectionNamespace,
+		// Leadership is handed over at shutdown so a rollout does not wait for the lease to expire.
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+	if o.unsafe.SkipDeadMemberRemoval || o.unsafe.UpgradeAllAtOnce {
+		log.Info("UNSAFE test-only behaviour is on; never run this in production",
+			"skipDeadMemberRemoval", o.unsafe.SkipDeadMemberRemoval, "upgradeAllAtOnce", o.unsafe.UpgradeAllAtOnce)
+	}
+	r := &controller.Reconciler{
+		Client:   mgr.GetClient(),
+		Recorder: mgr.GetEventRecorder("etcd-operator"),
+		Dial:     etcdadmin.Dial,
+		Options:  o.unsafe,
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the controller: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding the health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding the readiness check: %w", err)
+	}
+	log.Info("starting", "namespace", o.namespace, "clusterWide", o.clusterWide, "leaderElect", o.leaderElect)
+	return mgr.Start(ctrl.SetupSignalHandler())
+}

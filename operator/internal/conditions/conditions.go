@@ -1,0 +1,50 @@
+// Package conditions names the condition types, reasons and Event reasons the
+// operator reports, so status and Events always use the same words.
+package conditions
+
+// Condition types on EtcdCluster status.
+const (
+	// Available is True while a quorum of voting members is healthy.
+	Available = "Available"
+	// Scaling is True while membership size differs from spec.size.
+	Scaling = "Scaling"
+	// Recovering is True while a dead member is being replaced or restarted.
+	Recovering = "Recovering"
+	// Upgrading is True while members move to a new version or image; False with
+	// a refusal reason when the requested version cannot be reached safely.
+	Upgrading = "Upgrading"
+)
+
+// Condition reasons (CamelCase, as the API requires).
+const (
+	ReasonQuorumHealthy       = "QuorumHealthy"
+	ReasonQuorumLost          = "QuorumLost"
+	ReasonBootstrapping       = "Bootstrapping"
+	ReasonMembershipUnknown   = "MembershipUnknown"
+	ReasonScalingUp           = "ScalingUp"
+	ReasonScalingDown         = "ScalingDown"
+	ReasonAtDesiredSize       = "AtDesiredSize"
+	ReasonReplacingDeadMember = "ReplacingDeadMember"
+	ReasonRestartingMember    = "RestartingMember"
+	ReasonNoDeadMembers       = "NoDeadMembers"
+	ReasonUpgradeInProgress   = "UpgradeInProgress"
+	ReasonUpToDate            = "UpToDate"
+	ReasonDowngradeRefused    = "DowngradeRefused"
+	ReasonVersionSkewRefused  = "VersionSkewRefused"
+	ReasonPaused              = "Paused"
+	ReasonAllMembersLost      = "AllMembersLost"
+)
+
+// Event reasons. The first four are the ones coreos etcd-operator emitted, kept
+// word for word so existing alerts and runbooks keep matching.
+const (
+	EventReplacingDeadMember = "Replacing Dead Member"
+	EventMemberRemoved       = "Member Removed"
+	EventNewMemberAdded      = "New Member Added"
+	EventMemberUpgraded      = "Member Upgraded"
+	EventMemberPromoted      = "Member Promoted"
+	EventLeaderMoved         = "Leader Moved"
+	EventMemberRestarted     = "Member Restarted"
+	EventUpgradeRefused      = "Upgrade Refused"
+	EventClusterFailed       = "Cluster Failed"
+)

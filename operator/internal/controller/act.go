@@ -1,0 +1,216 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
+	"github.com/etcdproof/etcdproof/operator/internal/conditions"
+	"github.com/etcdproof/etcdproof/operator/internal/desired"
+	"github.com/etcdproof/etcdproof/operator/internal/etcdadmin"
+	"github.com/etcdproof/etcdproof/operator/internal/metrics"
+	"github.com/etcdproof/etcdproof/operator/internal/plan"
+)
+
+// membershipCallTimeout bounds one membership change.
+const membershipCallTimeout = 10 * time.Second
+
+// act carries out one action. It may shorten a.RequeueAfter when the action
+// has to be retried soon (a learner not caught up yet).
+func (r *Reconciler) act(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, a *plan.Action) error {
+	callCtx, cancel := context.WithTimeout(ctx, membershipCallTimeout)
+	defer cancel()
+	switch a.Kind {
+	case plan.Bootstrap:
+		return r.bootstrap(ctx, c, a)
+	case plan.AddMember:
+		return r.addMember(callCtx, c, obs, a)
+	case plan.PromoteLearner:
+		if err := obs.admin.Promote(callCtx, a.MemberID); err != nil {
+			if etcdadmin.IsLearnerNotReady(err) {
+				a.RequeueAfter = plan.PollInFlight
+				return nil
+			}
+			return err
+		}
+		r.count(c, "promote")
+		r.event(c, corev1.EventTypeNormal, conditions.EventMemberPromoted, "Promote", "Learner %s promoted to voting member", a.Member)
+	case plan.RemoveDeadMember:
+		r.event(c, corev1.EventTypeNormal, conditions.EventReplacingDeadMember, "Replace", "The dead member %s is being replaced", a.Member)
+		if err := r.removeMember(callCtx, c, obs, a); err != nil {
+			return err
+		}
+		metrics.DeadMemberReplacements.WithLabelValues(c.Namespace, c.Name).Inc()
+	case plan.RemoveMember:
+		if err := r.removeMember(callCtx, c, obs, a); err != nil {
+			return err
+		}
+		if a.Upgrade {
+			r.upgraded(c, "Member %s replaced by a member running %s", a.Member, desired.Image(c, a.Version))
+		}
+	case plan.MoveLeader:
+		if err := obs.admin.MoveLeader(callCtx, a.TargetID); err != nil {
+			return err
+		}
+		r.event(c, corev1.EventTypeNormal, conditions.EventLeaderMoved, "MoveLeader", "Leadership moved away from %s before changing it", a.Member)
+	case plan.RecreatePod:
+		if err := r.createMemberPod(ctx, c, desired.Member{Name: a.Member, Version: a.Version, InitialCluster: initialCluster(c, obs.members)}); err != nil {
+			return err
+		}
+		r.event(c, corev1.EventTypeNormal, conditions.EventMemberRestarted, "Restart", "Member %s restarted with %s", a.Member, desired.Image(c, a.Version))
+	case plan.RestartMember:
+		if err := r.deletePod(ctx, obs, a.Member); err != nil {
+			return err
+		}
+		if a.Upgrade {
+			r.upgraded(c, "Member %s restarting with %s", a.Member, desired.Image(c, a.Version))
+		}
+	case plan.ResumeBootstrap:
+		from, ok := obs.pods[a.From]
+		if !ok {
+			return nil
+		}
+		command := from.Spec.Containers[0].Command
+		m := desired.Member{
+			Name: a.Member, Version: from.Annotations[desired.AnnotationVersion],
+			InitialCluster: desired.BootstrapCluster(command), NewCluster: true, Token: desired.TokenOf(command),
+		}
+		if err := r.createMemberPod(ctx, c, m); err != nil {
+			return err
+		}
+		r.event(c, corev1.EventTypeNormal, conditions.EventNewMemberAdded, "Bootstrap", "New member %s added to cluster", a.Member)
+	case plan.DeleteOrphanPod:
+		return r.deletePod(ctx, obs, a.Member)
+	case plan.RestartAll:
+		for _, name := range a.Names {
+			if err := r.deletePod(ctx, obs, name); err != nil {
+				return err
+			}
+			r.upgraded(c, "Member %s restarting with %s", name, desired.Image(c, a.Version))
+		}
+	case plan.Fail:
+		if c.Status.Phase != etcdv1beta2.PhaseFailed {
+			r.event(c, corev1.EventTypeWarning, conditions.EventClusterFailed, "Fail", "%s", a.Message)
+		}
+	}
+	return nil
+}
+
+func (r *Reconciler) event(c *etcdv1beta2.EtcdCluster, eventType, reason, action, note string, args ...any) {
+	if r.Recorder != nil {
+		r.Recorder.Eventf(c, nil, eventType, reason, action, note, args...)
+	}
+}
+
+func (r *Reconciler) count(c *etcdv1beta2.EtcdCluster, change string) {
+	metrics.MembershipChanges.WithLabelValues(c.Namespace, c.Name, change).Inc()
+}
+
+func (r *Reconciler) upgraded(c *etcdv1beta2.EtcdCluster, note string, args ...any) {
+	metrics.MemberUpgrades.WithLabelValues(c.Namespace, c.Name).Inc()
+	r.event(c, corev1.EventTypeNormal, conditions.EventMemberUpgraded, "Upgrade", note, args...)
+}
+
+// bootstrap creates all members of a new cluster at once: they find each
+// other through the headless Service, so creation takes one pod start, not N.
+func (r *Reconciler) bootstrap(ctx context.Context, c *etcdv1beta2.EtcdCluster, a *plan.Action) error {
+	initial := map[string]string{}
+	names := make([]string, 0, a.Count)
+	for range a.Count {
+		name := desired.NewMemberName(c.Name, r.nameSuffix())
+		names = append(names, name)
+		initial[name] = desired.PeerURL(name, c.Name, c.Namespace)
+	}
+	for _, name := range names {
+		m := desired.Member{Name: name, Version: a.Version, InitialCluster: initial, NewCluster: true, Token: string(c.UID)}
+		if err := r.createMemberPod(ctx, c, m); err != nil {
+			return err
+		}
+		r.event(c, corev1.EventTypeNormal, conditions.EventNewMemberAdded, "Bootstrap", "New member %s added to cluster", name)
+	}
+	return nil
+}
+
+// addMember adds a learner first and starts its pod second: a pod must never
+// run for a member etcd does not know. If the pod cannot be created the
+// member has no pod, counts as dead and is removed on a later pass.
+func (r *Reconciler) addMember(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, a *plan.Action) error {
+	name := desired.NewMemberName(c.Name, r.nameSuffix())
+	_, members, err := obs.admin.AddLearner(ctx, desired.PeerURL(name, c.Name, c.Namespace))
+	if err != nil {
+		return err
+	}
+	r.count(c, "add")
+	if err := r.createMemberPod(ctx, c, desired.Member{Name: name, Version: a.Version, InitialCluster: initialCluster(c, members)}); err != nil {
+		return err
+	}
+	r.event(c, corev1.EventTypeNormal, conditions.EventNewMemberAdded, "Add", "New member %s added to cluster", name)
+	return nil
+}
+
+// removeMember removes a member from etcd first and deletes its pod and
+// claim second, so etcd never waits on a member that is being deleted.
+func (r *Reconciler) removeMember(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, a *plan.Action) error {
+	if err := obs.admin.Remove(ctx, a.MemberID); err != nil {
+		return err
+	}
+	r.count(c, "remove")
+	r.event(c, corev1.EventTypeNormal, conditions.EventMemberRemoved, "Remove", "Existing member %s removed from the cluster", a.Member)
+	if err := r.deletePod(ctx, obs, a.Member); err != nil {
+		return err
+	}
+	if desired.UsesPVC(c) {
+		pvc := &corev1.PersistentVolumeClaim{}
+		pvc.Namespace, pvc.Name = c.Namespace, desired.PVCName(a.Member)
+		if err := r.Client.Delete(ctx, pvc); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting claim %s: %w", pvc.Name, err)
+		}
+	}
+	return nil
+}
+
+func initialCluster(c *etcdv1beta2.EtcdCluster, members []etcdadmin.Member) map[string]string {
+	initial := map[string]string{}
+	for _, m := range members {
+		name := memberName(m)
+		if name == "" {
+			continue
+		}
+		initial[name] = desired.PeerURL(name, c.Name, c.Namespace)
+	}
+	return initial
+}
+
+func (r *Reconciler) createMemberPod(ctx context.Context, c *etcdv1beta2.EtcdCluster, m desired.Member) error {
+	if pvc := desired.MemberPVC(c, m.Name); pvc != nil {
+		if err := r.Client.Create(ctx, pvc); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating claim %s: %w", pvc.Name, err)
+		}
+	}
+	pod := desired.MemberPod(c, m)
+	if err := r.Client.Create(ctx, pod); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return nil // the old pod is still terminating; the next pass retries
+		}
+		return fmt.Errorf("creating pod %s: %w", pod.Name, err)
+	}
+	return nil
+}
+
+func (r *Reconciler) deletePod(ctx context.Context, obs *observation, name string) error {
+	pod, ok := obs.pods[name]
+	if !ok || pod.DeletionTimestamp != nil {
+		return nil
+	}
+	// The UID precondition makes sure a pod recreated under the same name is not hit.
+	err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
+	if client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting pod %s: %w", name, err)
+	}
+	return nil
+}

@@ -1,0 +1,161 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
+	"github.com/etcdproof/etcdproof/operator/internal/desired"
+	"github.com/etcdproof/etcdproof/operator/internal/etcdadmin"
+	"github.com/etcdproof/etcdproof/operator/internal/plan"
+)
+
+// etcdCallTimeout bounds each read of etcd state in a pass.
+const etcdCallTimeout = 3 * time.Second
+
+// observation is what one pass read: the plan's input plus the raw objects
+// the actions need.
+type observation struct {
+	plan.Observed
+	pods    map[string]*corev1.Pod
+	members []etcdadmin.Member
+	// admin is open when membership is known; the pass closes it.
+	admin etcdadmin.Admin
+}
+
+func (o *observation) close() {
+	if o.admin != nil {
+		_ = o.admin.Close()
+	}
+}
+
+// gather reads pods, claims and etcd's membership and health. It only reads.
+func (r *Reconciler) gather(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*observation, error) {
+	obs := &observation{
+		Observed: plan.Observed{
+			Now:        r.now(),
+			Size:       c.Spec.Size,
+			Version:    c.Spec.Version,
+			Repository: desired.Repository(c),
+			Paused:     c.Spec.Paused,
+			UsesPVC:    desired.UsesPVC(c),
+			Phase:      c.Status.Phase,
+			PVCs:       map[string]bool{},
+		},
+		pods: map[string]*corev1.Pod{},
+	}
+	selector := client.MatchingLabels(desired.Selector(c.Name))
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.InNamespace(c.Namespace), selector); err != nil {
+		return nil, fmt.Errorf("listing member pods: %w", err)
+	}
+	var endpoints []string
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if !metav1.IsControlledBy(p, c) {
+			continue
+		}
+		obs.pods[p.Name] = p
+		obs.Pods = append(obs.Pods, podInfo(p))
+		if p.Status.PodIP != "" && p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodFailed {
+			endpoints = append(endpoints, fmt.Sprintf("http://%s:%d", p.Status.PodIP, desired.ClientPort))
+		}
+	}
+	if obs.UsesPVC {
+		var pvcs corev1.PersistentVolumeClaimList
+		if err := r.Client.List(ctx, &pvcs, client.InNamespace(c.Namespace), selector); err != nil {
+			return nil, fmt.Errorf("listing member claims: %w", err)
+		}
+		for _, pvc := range pvcs.Items {
+			if pvc.DeletionTimestamp == nil {
+				obs.PVCs[pvc.Name] = true
+			}
+		}
+	}
+	if len(endpoints) > 0 {
+		r.readMembership(ctx, obs, endpoints)
+	}
+	return obs, nil
+}
+
+// readMembership fills the etcd part of obs; when no member answers the
+// membership stays unknown, which the plan treats as "do not touch membership".
+func (r *Reconciler) readMembership(ctx context.Context, obs *observation, endpoints []string) {
+	admin, err := r.Dial(endpoints)
+	if err != nil {
+		return
+	}
+	callCtx, cancel := context.WithTimeout(ctx, etcdCallTimeout)
+	defer cancel()
+	members, err := admin.Members(callCtx)
+	if err != nil {
+		_ = admin.Close()
+		return
+	}
+	healthy := map[uint64]bool{}
+	leaders := map[uint64]int{}
+	for _, s := range admin.Statuses(callCtx) {
+		if s.Healthy() {
+			healthy[s.MemberID] = true
+			leaders[s.LeaderID]++
+		}
+	}
+	obs.admin = admin
+	obs.members = members
+	obs.MembershipKnown = true
+	for id, votes := range leaders {
+		if votes > leaders[obs.LeaderID] {
+			obs.LeaderID = id
+		}
+	}
+	for _, m := range members {
+		obs.Members = append(obs.Members, plan.Member{
+			ID:        m.ID,
+			Name:      memberName(m),
+			IsLearner: m.IsLearner,
+			Started:   m.Name != "",
+			Healthy:   healthy[m.ID],
+		})
+	}
+}
+
+func memberName(m etcdadmin.Member) string {
+	if m.Name != "" {
+		return m.Name
+	}
+	if len(m.PeerURLs) > 0 {
+		return desired.MemberNameFromPeerURL(m.PeerURLs[0])
+	}
+	return ""
+}
+
+func podInfo(p *corev1.Pod) plan.Pod {
+	info := plan.Pod{
+		Name:        p.Name,
+		Version:     p.Annotations[desired.AnnotationVersion],
+		Failed:      p.Status.Phase == corev1.PodFailed,
+		Terminating: p.DeletionTimestamp != nil,
+		Created:     p.CreationTimestamp.Time,
+	}
+	for _, ctr := range p.Spec.Containers {
+		if ctr.Name == desired.ContainerName {
+			info.Image = ctr.Image
+			if bootstrap := desired.BootstrapCluster(ctr.Command); bootstrap != nil {
+				info.BootstrapPeers = slices.Sorted(maps.Keys(bootstrap))
+			}
+		}
+	}
+	for _, cond := range p.Status.Conditions {
+		if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
+			info.Ready = true
+		}
+	}
+	return info
+}

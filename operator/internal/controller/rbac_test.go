@@ -1,0 +1,86 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
+)
+
+// TestGeneratedRoleIsEnough runs the operator as a ServiceAccount bound to
+// the generated Role (manifests/rbac/role.yaml) and nothing else: creating a
+// cluster must work with exactly those verbs.
+func TestGeneratedRoleIsEnough(t *testing.T) {
+	needAPIServer(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "manifests", "rbac", "role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role rbacv1.Role
+	if err := yaml.UnmarshalStrict(raw, &role); err != nil {
+		t.Fatal(err)
+	}
+	for _, rule := range role.Rules {
+		for _, verb := range rule.Verbs {
+			if verb == "*" {
+				t.Fatalf("generated Role grants *: %+v", rule)
+			}
+		}
+		for _, res := range rule.Resources {
+			if res == "secrets" || res == "*" {
+				t.Fatalf("generated Role grants %s: %+v", res, rule)
+			}
+		}
+	}
+	role.Namespace = ns
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "etcd-operator", Namespace: ns}}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "etcd-operator", Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: ns}},
+	}
+	for _, obj := range []client.Object{&role, sa, binding} {
+		if err := k8s.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	asOperator := rest.CopyConfig(cfg)
+	asOperator.Impersonate = rest.ImpersonationConfig{UserName: fmt.Sprintf("system:serviceaccount:%s:%s", ns, sa.Name)}
+	startOperatorAs(t, asOperator, ns, nil)
+
+	c := newCluster(ns, "rbac", 3, "3.5.21")
+	if err := k8s.Create(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "pods, Services and status made with the Role's verbs only", func() error {
+		pods, err := memberPods(ctx, ns, "rbac")
+		if err != nil {
+			return err
+		}
+		var svcs corev1.ServiceList
+		if err := k8s.List(ctx, &svcs, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		var got etcdv1beta2.EtcdCluster
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(c), &got); err != nil {
+			return err
+		}
+		if len(pods) != 3 || len(svcs.Items) != 2 || got.Status.Phase != etcdv1beta2.PhaseCreating {
+			return fmt.Errorf("%d pods, %d Services, phase %q", len(pods), len(svcs.Items), got.Status.Phase)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,219 @@
+// Package etcdadmin is the operator's narrow view of etcd's cluster API:
+// membership (add as learner, promote, remove), leadership transfer, status.
+package etcdadmin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+)
+
+// Member is one entry of etcd's membership.
+type Member struct {
+	ID         uint64
+	Name       string // empty until the member has started once
+	PeerURLs   []string
+	ClientURLs []string
+	IsLearner  bool
+}
+
+// Status is what one endpoint says about itself.
+type Status struct {
+	Endpoint  string
+	MemberID  uint64
+	LeaderID  uint64
+	Version   string
+	RaftIndex uint64
+	IsLearner bool
+	Errors    []string
+}
+
+// Healthy means the endpoint answered without errors and knows a leader.
+func (s Status) Healthy() bool { return len(s.Errors) == 0 && s.LeaderID != 0 }
+
+// Admin is the interface the reconciler uses; Client implements it.
+type Admin interface {
+	Members(ctx context.Context) ([]Member, error)
+	Statuses(ctx context.Context) []Status
+	AddLearner(ctx context.Context, peerURL string) (Member, []Member, error)
+	Promote(ctx context.Context, id uint64) error
+	Remove(ctx context.Context, id uint64) error
+	MoveLeader(ctx context.Context, to uint64) error
+	Close() error
+}
+
+// Dialer opens an Admin over the given client endpoints.
+type Dialer func(endpoints []string) (Admin, error)
+
+// Client talks to a cluster through a set of client endpoints.
+type Client struct {
+	endpoints   []string
+	dialTimeout time.Duration
+	c           *clientv3.Client
+}
+
+// DefaultDialTimeout bounds how long a dead endpoint can delay a reconcile pass.
+const DefaultDialTimeout = 2 * time.Second
+
+// Dial returns a Client over endpoints (http://host:port).
+func Dial(endpoints []string) (Admin, error) {
+	return New(endpoints, DefaultDialTimeout)
+}
+
+// New returns a Client over endpoints.
+func New(endpoints []string, dialTimeout time.Duration) (*Client, error) {
+	if len(endpoints) == 0 {
+		return nil, errors.New("no etcd endpoints")
+	}
+	c, err := newClient(endpoints, dialTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{endpoints: endpoints, dialTimeout: dialTimeout, c: c}, nil
+}
+
+func newClient(endpoints []string, dialTimeout time.Duration) (*clientv3.Client, error) {
+	c, err := clientv3.New(clientv3.Config{
+		Endpoints:   endpoints,
+		DialTimeout: dialTimeout,
+		Logger:      zap.NewNop(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("connecting to etcd at %v: %w", endpoints, err)
+	}
+	return c, nil
+}
+
+// Close releases the connection.
+func (c *Client) Close() error { return c.c.Close() }
+
+func toMembers(in []*etcdMember) []Member {
+	out := make([]Member, 0, len(in))
+	for _, m := range in {
+		out = append(out, Member{ID: m.ID, Name: m.Name, PeerURLs: m.PeerURLs, ClientURLs: m.ClientURLs, IsLearner: m.IsLearner})
+	}
+	return out
+}
+
+// Members lists the membership.
+func (c *Client) Members(ctx context.Context) ([]Member, error) {
+	resp, err := c.c.MemberList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing members: %w", err)
+	}
+	return toMembers(resp.Members), nil
+}
+
+// Statuses asks every endpoint for its status in parallel; an endpoint that
+// does not answer gets a Status with its error.
+func (c *Client) Statuses(ctx context.Context) []Status {
+	out := make([]Status, len(c.endpoints))
+	var wg sync.WaitGroup
+	for i, ep := range c.endpoints {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = c.status(ctx, ep)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func (c *Client) status(ctx context.Context, endpoint string) Status {
+	resp, err := c.c.Status(ctx, endpoint)
+	if err != nil {
+		return Status{Endpoint: endpoint, Errors: []string{err.Error()}}
+	}
+	return Status{
+		Endpoint:  endpoint,
+		MemberID:  resp.Header.MemberId,
+		LeaderID:  resp.Leader,
+		Version:   resp.Version,
+		RaftIndex: resp.RaftIndex,
+		IsLearner: resp.IsLearner,
+		Errors:    resp.Errors,
+	}
+}
+
+// AddLearner adds a non-voting member; it returns the new member and the
+// membership after the change (needed for the new member's --initial-cluster).
+func (c *Client) AddLearner(ctx context.Context, peerURL string) (Member, []Member, error) {
+	resp, err := c.c.MemberAddAsLearner(ctx, []string{peerURL})
+	if err != nil {
+		return Member{}, nil, fmt.Errorf("adding learner %s: %w", peerURL, err)
+	}
+	added := toMembers([]*etcdMember{resp.Member})[0]
+	return added, toMembers(resp.Members), nil
+}
+
+// Promote makes a learner a voter. etcd refuses while the learner lags the
+// leader; IsLearnerNotReady tells that case apart.
+func (c *Client) Promote(ctx context.Context, id uint64) error {
+	if _, err := c.c.MemberPromote(ctx, id); err != nil {
+		return fmt.Errorf("promoting member %x: %w", id, err)
+	}
+	return nil
+}
+
+// IsLearnerNotReady is true when a promotion failed only because the learner
+// has not caught up yet.
+func IsLearnerNotReady(err error) bool {
+	return err != nil && (errors.Is(err, rpctypes.ErrMemberLearnerNotReady) ||
+		strings.Contains(err.Error(), rpctypes.ErrorDesc(rpctypes.ErrGRPCLearnerNotReady)))
+}
+
+// Remove removes a member from the membership. The request goes only to the
+// other members: a member that applies its own removal stops at once and
+// would never answer. A member that is already gone counts as removed, so a
+// retry after a lost answer succeeds.
+func (c *Client) Remove(ctx context.Context, id uint64) error {
+	var others []string
+	for _, s := range c.Statuses(ctx) {
+		if len(s.Errors) == 0 && s.MemberID != 0 && s.MemberID != id {
+			others = append(others, s.Endpoint)
+		}
+	}
+	if len(others) == 0 {
+		return fmt.Errorf("removing member %x: no other member answers", id)
+	}
+	via, err := newClient(others, c.dialTimeout)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = via.Close() }()
+	if _, err := via.MemberRemove(ctx, id); err != nil && !errors.Is(err, rpctypes.ErrMemberNotFound) {
+		return fmt.Errorf("removing member %x: %w", id, err)
+	}
+	return nil
+}
+
+// MoveLeader transfers leadership to member to. The request must reach the
+// current leader, so it finds the leader's endpoint first.
+func (c *Client) MoveLeader(ctx context.Context, to uint64) error {
+	for _, s := range c.Statuses(ctx) {
+		if len(s.Errors) > 0 || s.MemberID == 0 || s.MemberID != s.LeaderID {
+			continue
+		}
+		if s.LeaderID == to {
+			return nil
+		}
+		leader, err := newClient([]string{s.Endpoint}, c.dialTimeout)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = leader.Close() }()
+		if _, err := leader.MoveLeader(ctx, to); err != nil {
+			return fmt.Errorf("moving leadership from %x to %x: %w", s.LeaderID, to, err)
+		}
+		return nil
+	}
+	return errors.New("moving leadership: no endpoint is the leader")
+}

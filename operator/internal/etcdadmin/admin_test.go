@@ -1,0 +1,299 @@
+package etcdadmin_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+
+	"github.com/etcdproof/etcdproof/operator/internal/etcdadmin"
+)
+
+// member is one real etcd server on loopback ports.
+type member struct {
+	name      string
+	peerURL   string
+	clientURL string
+	etcd      *embed.Etcd
+}
+
+func freeURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("finding a free port: %v", err)
+	}
+	defer func() { _ = l.Close() }()
+	return "http://" + l.Addr().String()
+}
+
+func newMember(t *testing.T, name string) *member {
+	return &member{name: name, peerURL: freeURL(t), clientURL: freeURL(t)}
+}
+
+func initialCluster(ms ...*member) string {
+	pairs := make([]string, 0, len(ms))
+	for _, m := range ms {
+		pairs = append(pairs, m.name+"="+m.peerURL)
+	}
+	return strings.Join(pairs, ",")
+}
+
+func mustURL(t *testing.T, s string) url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return *u
+}
+
+// start launches m; state is "new" or "existing".
+func (m *member) start(t *testing.T, cluster, state string) {
+	t.Helper()
+	cfg := embed.NewConfig()
+	cfg.Name = m.name
+	cfg.Dir = t.TempDir()
+	cfg.ListenPeerUrls = []url.URL{mustURL(t, m.peerURL)}
+	cfg.AdvertisePeerUrls = cfg.ListenPeerUrls
+	cfg.ListenClientUrls = []url.URL{mustURL(t, m.clientURL)}
+	cfg.AdvertiseClientUrls = cfg.ListenClientUrls
+	cfg.InitialCluster = cluster
+	cfg.InitialClusterToken = "etcdadmin-test"
+	cfg.ClusterState = state
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+	cfg.StrictReconfigCheck = true
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		t.Fatalf("starting member %s: %v", m.name, err)
+	}
+	m.etcd = e
+	t.Cleanup(m.stop)
+}
+
+func (m *member) stop() {
+	if m.etcd != nil {
+		m.etcd.Close()
+		m.etcd = nil
+	}
+}
+
+// startCluster starts three members and waits until they serve.
+func startCluster(t *testing.T) []*member {
+	t.Helper()
+	ms := []*member{newMember(t, "m0"), newMember(t, "m1"), newMember(t, "m2")}
+	cluster := initialCluster(ms...)
+	for _, m := range ms {
+		m.start(t, cluster, "new")
+	}
+	for _, m := range ms {
+		select {
+		case <-m.etcd.Server.ReadyNotify():
+		case <-time.After(30 * time.Second):
+			t.Fatalf("member %s did not become ready", m.name)
+		}
+	}
+	return ms
+}
+
+func dial(t *testing.T, ms ...*member) etcdadmin.Admin {
+	t.Helper()
+	var eps []string
+	for _, m := range ms {
+		eps = append(eps, m.clientURL)
+	}
+	a, err := etcdadmin.Dial(eps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	return a
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+// eventually polls cond until it holds or the context ends. Membership
+// changes are retried because etcd refuses them until every voter has been
+// connected for a few seconds.
+func eventually(t *testing.T, c context.Context, what string, cond func() error) {
+	t.Helper()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	var last error
+	for {
+		if last = cond(); last == nil {
+			return
+		}
+		select {
+		case <-c.Done():
+			t.Fatalf("%s: %v", what, last)
+		case <-tick.C:
+		}
+	}
+}
+
+func findMember(members []etcdadmin.Member, id uint64) (etcdadmin.Member, bool) {
+	for _, m := range members {
+		if m.ID == id {
+			return m, true
+		}
+	}
+	return etcdadmin.Member{}, false
+}
+
+func leaderOf(c context.Context, a etcdadmin.Admin) (uint64, error) {
+	for _, s := range a.Statuses(c) {
+		if s.Healthy() {
+			return s.LeaderID, nil
+		}
+	}
+	return 0, fmt.Errorf("no endpoint answered")
+}
+
+func TestAddLearnerThenPromote(t *testing.T) {
+	t.Parallel()
+	ms := startCluster(t)
+	c := ctx(t)
+	a := dial(t, ms...)
+
+	joiner := newMember(t, "m3")
+	var added etcdadmin.Member
+	var members []etcdadmin.Member
+	eventually(t, c, "add a learner", func() (err error) {
+		added, members, err = a.AddLearner(c, joiner.peerURL)
+		return err
+	})
+	if !added.IsLearner || len(members) != 4 {
+		t.Fatalf("want a learner in 4 members, got learner=%v members=%d", added.IsLearner, len(members))
+	}
+	// A learner that has not started cannot be promoted.
+	if err := a.Promote(c, added.ID); !etcdadmin.IsLearnerNotReady(err) {
+		t.Fatalf("promoting a learner that never started: want not-ready, got %v", err)
+	}
+	joiner.start(t, initialCluster(append(ms, joiner)...), "existing")
+	eventually(t, c, "promote the caught-up learner", func() error { return a.Promote(c, added.ID) })
+
+	got, err := a.Members(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, ok := findMember(got, added.ID)
+	if !ok || m.IsLearner || m.Name != "m3" {
+		t.Fatalf("want m3 as a started voter, got %+v (found=%v)", m, ok)
+	}
+}
+
+func TestReplaceDeadMember(t *testing.T) {
+	t.Parallel()
+	ms := startCluster(t)
+	c := ctx(t)
+	a := dial(t, ms[0], ms[1])
+
+	before, err := a.Members(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deadID uint64
+	for _, m := range before {
+		if m.Name == ms[2].name {
+			deadID = m.ID
+		}
+	}
+	ms[2].stop()
+
+	// While the dead member is a voter, etcd refuses even a learner add.
+	replacement := newMember(t, "m2b")
+	if _, _, err := a.AddLearner(c, replacement.peerURL); err == nil {
+		t.Fatal("etcd accepted a new member while a dead voter was still in the membership")
+	}
+	eventually(t, c, "remove the dead member", func() error { return a.Remove(c, deadID) })
+	var added etcdadmin.Member
+	eventually(t, c, "add the replacement as a learner", func() (err error) {
+		added, _, err = a.AddLearner(c, replacement.peerURL)
+		return err
+	})
+	replacement.start(t, initialCluster(ms[0], ms[1], replacement), "existing")
+	eventually(t, c, "promote the replacement", func() error { return a.Promote(c, added.ID) })
+
+	after, err := a.Members(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := findMember(after, deadID); ok || len(after) != 3 {
+		t.Fatalf("want 3 members without the dead one, got %+v", after)
+	}
+	for _, s := range dial(t, ms[0], ms[1], replacement).Statuses(c) {
+		if !s.Healthy() {
+			t.Fatalf("endpoint %s unhealthy after replacement: %v", s.Endpoint, s.Errors)
+		}
+	}
+}
+
+func TestRemoveHealthyMemberKeepsQuorum(t *testing.T) {
+	t.Parallel()
+	ms := startCluster(t)
+	c := ctx(t)
+	a := dial(t, ms...)
+	members, err := a.Members(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader, err := leaderOf(c, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var follower etcdadmin.Member
+	for _, m := range members {
+		if m.ID != leader {
+			follower = m
+			break
+		}
+	}
+	eventually(t, c, "remove a follower", func() error { return a.Remove(c, follower.ID) })
+	after, err := a.Members(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := findMember(after, follower.ID); ok || len(after) != 2 {
+		t.Fatalf("want 2 members without %s, got %+v", follower.Name, after)
+	}
+}
+
+func TestMoveLeader(t *testing.T) {
+	t.Parallel()
+	ms := startCluster(t)
+	c := ctx(t)
+	a := dial(t, ms...)
+	leader, err := leaderOf(c, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	members, err := a.Members(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var target uint64
+	for _, m := range members {
+		if m.ID != leader {
+			target = m.ID
+			break
+		}
+	}
+	eventually(t, c, "move leadership", func() error { return a.MoveLeader(c, target) })
+	eventually(t, c, "leadership moves to the target", func() error {
+		got, err := leaderOf(c, a)
+		if err != nil || got != target {
+			return fmt.Errorf("leader %x, want %x (%v)", got, target, err)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,352 @@
+package plan
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
+	"github.com/etcdproof/etcdproof/operator/internal/conditions"
+	"github.com/etcdproof/etcdproof/operator/internal/desired"
+)
+
+// Timing of the plan's waits. Short because etcd changes produce no
+// Kubernetes events: the only way to see them soon is to look again soon.
+const (
+	// PollInFlight is how soon to look again while a step is in progress.
+	PollInFlight = time.Second
+	// PollSteady is how soon to look again when all is well (pod events wake us sooner).
+	PollSteady = 30 * time.Second
+	// AfterChange is how soon to look again after a membership change.
+	AfterChange = 200 * time.Millisecond
+	// OrphanGrace protects a just-created pod from being taken for an orphan
+	// by a member list that lags behind the member add.
+	OrphanGrace = 15 * time.Second
+)
+
+// EffectiveVersion is the version new members get: spec.version unless that
+// change is refused, then the version the cluster runs now.
+func EffectiveVersion(o Observed) (string, *Refusal) {
+	current := CurrentVersion(o)
+	if r := CheckVersionChange(current, o.Version); r != nil {
+		return current, r
+	}
+	return o.Version, nil
+}
+
+// CurrentVersion is the lowest version run by a pod that is a member.
+func CurrentVersion(o Observed) string {
+	var versions []string
+	for _, p := range o.Pods {
+		if !o.MembershipKnown || o.isMember(p.Name) {
+			versions = append(versions, p.Version)
+		}
+	}
+	return LowestVersion(versions)
+}
+
+func (o Observed) isMember(name string) bool {
+	for _, m := range o.Members {
+		if m.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (o Observed) pod(name string) (Pod, bool) {
+	for _, p := range o.Pods {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Pod{}, false
+}
+
+// Dead reports members whose pod is gone or failed.
+func Dead(o Observed) []Member {
+	var dead []Member
+	for _, m := range o.Members {
+		p, ok := o.pod(m.Name)
+		if !ok || p.Failed {
+			dead = append(dead, m)
+		}
+	}
+	return dead
+}
+
+func wait(reason, msg string, after time.Duration) Action {
+	return Action{Kind: Wait, Reason: reason, Message: msg, RequeueAfter: after}
+}
+
+// Next returns the one next safe action. Checks run in order of urgency and
+// the first that applies wins: recover, then finish a membership change, then
+// scale, then upgrade.
+func Next(o Observed, opts Options) Action {
+	if o.Paused {
+		return Action{Kind: Nothing, Reason: conditions.ReasonPaused, Message: "spec.paused is true: no changes are made"}
+	}
+	version, _ := EffectiveVersion(o)
+	if !o.MembershipKnown {
+		return withoutMembership(o, version)
+	}
+	for _, step := range []func(Observed, Options, string) (Action, bool){
+		orphanPods, deadMembers, learners, healthGate, scale, upgrade,
+	} {
+		if a, ok := step(o, opts, version); ok {
+			return a
+		}
+	}
+	return Action{Kind: Nothing, Reason: conditions.ReasonAtDesiredSize, RequeueAfter: PollSteady}
+}
+
+func withoutMembership(o Observed, version string) Action {
+	live := 0
+	for _, p := range o.Pods {
+		if !p.Terminating {
+			live++
+		}
+	}
+	if len(o.Pods) == 0 && (o.Phase == etcdv1beta2.PhaseNone || o.Phase == etcdv1beta2.PhaseCreating) {
+		return Action{Kind: Bootstrap, Count: o.Size, Version: version, Reason: conditions.ReasonBootstrapping,
+			Message: fmt.Sprintf("creating %d members", o.Size), RequeueAfter: PollInFlight}
+	}
+	if a, ok := resumeBootstrap(o); ok {
+		return a
+	}
+	if o.UsesPVC {
+		// Members whose pods are gone but whose data survives come back on their claims;
+		// with quorum lost that is the only way back.
+		for _, name := range sortedKeys(o.PVCs) {
+			if _, ok := o.pod(name); !ok {
+				return Action{Kind: RecreatePod, Member: name, Version: version, Reason: conditions.ReasonRestartingMember,
+					Message: fmt.Sprintf("restarting member %s on its volume", name), RequeueAfter: AfterChange}
+			}
+		}
+	}
+	if live == 0 && o.Phase == etcdv1beta2.PhaseRunning && !o.UsesPVC {
+		return Action{Kind: Fail, Reason: conditions.ReasonAllMembersLost,
+			Message: "every member pod is gone and members kept their data on emptyDir: the data is lost; delete and recreate the EtcdCluster to start a new cluster"}
+	}
+	return wait(conditions.ReasonMembershipUnknown, "waiting for a member to answer", PollInFlight)
+}
+
+// resumeBootstrap finishes a bootstrap that stopped halfway (the operator
+// restarted between creating pods). Only while the cluster has never run: a
+// bootstrap pod created later would start a second, empty cluster.
+func resumeBootstrap(o Observed) (Action, bool) {
+	if o.Phase != etcdv1beta2.PhaseNone && o.Phase != etcdv1beta2.PhaseCreating {
+		return Action{}, false
+	}
+	for _, p := range o.Pods {
+		for _, peer := range p.BootstrapPeers {
+			if _, ok := o.pod(peer); !ok {
+				return Action{Kind: ResumeBootstrap, Member: peer, From: p.Name, Reason: conditions.ReasonBootstrapping,
+					Message: fmt.Sprintf("creating bootstrap member %s, which is missing", peer), RequeueAfter: AfterChange}, true
+			}
+		}
+	}
+	return Action{}, false
+}
+
+func orphanPods(o Observed, _ Options, _ string) (Action, bool) {
+	for _, p := range o.Pods {
+		if p.Terminating || o.isMember(p.Name) {
+			continue
+		}
+		if age := o.Now.Sub(p.Created); age < OrphanGrace {
+			return wait(conditions.ReasonMembershipUnknown, fmt.Sprintf("pod %s is not a member yet", p.Name), OrphanGrace-age), true
+		}
+		return Action{Kind: DeleteOrphanPod, Member: p.Name, Reason: conditions.ReasonReplacingDeadMember,
+			Message: fmt.Sprintf("pod %s belongs to no member", p.Name), RequeueAfter: AfterChange}, true
+	}
+	return Action{}, false
+}
+
+func deadMembers(o Observed, opts Options, version string) (Action, bool) {
+	for _, m := range Dead(o) {
+		p, hasPod := o.pod(m.Name)
+		switch {
+		case opts.UpgradeAllAtOnce && !hasPod:
+			// Unsafe: restart in place whatever the volume, no gate.
+			return Action{Kind: RecreatePod, Member: m.Name, Version: version, Reason: conditions.ReasonRestartingMember,
+				Message: fmt.Sprintf("recreating pod of member %s", m.Name), RequeueAfter: AfterChange}, true
+		case o.UsesPVC && o.PVCs[m.Name] && !hasPod:
+			return Action{Kind: RecreatePod, Member: m.Name, Version: version, Reason: conditions.ReasonRestartingMember,
+				Message: fmt.Sprintf("restarting member %s on its volume", m.Name), RequeueAfter: AfterChange}, true
+		case o.UsesPVC && o.PVCs[m.Name] && p.Failed:
+			return Action{Kind: RestartMember, Member: m.Name, Reason: conditions.ReasonRestartingMember,
+				Message: fmt.Sprintf("pod of member %s failed; restarting it on its volume", m.Name), RequeueAfter: AfterChange}, true
+		case opts.SkipDeadMemberRemoval:
+			continue
+		}
+		return Action{Kind: RemoveDeadMember, Member: m.Name, MemberID: m.ID, Reason: conditions.ReasonReplacingDeadMember,
+			Message:      fmt.Sprintf("member %s is dead (pod gone or failed); removing it so a new member can replace it", m.Name),
+			RequeueAfter: AfterChange}, true
+	}
+	return Action{}, false
+}
+
+func learners(o Observed, _ Options, _ string) (Action, bool) {
+	for _, m := range o.Members {
+		if !m.IsLearner {
+			continue
+		}
+		if !m.Started || !m.Healthy {
+			return wait(conditions.ReasonScalingUp, fmt.Sprintf("waiting for learner %s to start", m.Name), PollInFlight), true
+		}
+		return Action{Kind: PromoteLearner, Member: m.Name, MemberID: m.ID, Reason: conditions.ReasonScalingUp,
+			Message: fmt.Sprintf("promoting learner %s", m.Name), RequeueAfter: AfterChange}, true
+	}
+	return Action{}, false
+}
+
+// healthGate holds every further change until each live member is healthy
+// and there is a leader.
+func healthGate(o Observed, opts Options, _ string) (Action, bool) {
+	if opts.UpgradeAllAtOnce {
+		return Action{}, false
+	}
+	dead := map[uint64]bool{}
+	for _, m := range Dead(o) {
+		dead[m.ID] = true
+	}
+	for _, m := range o.Members {
+		if dead[m.ID] {
+			continue
+		}
+		if !m.Healthy {
+			return wait(conditions.ReasonMembershipUnknown, fmt.Sprintf("waiting for member %s to be healthy", m.Name), PollInFlight), true
+		}
+		if p, ok := o.pod(m.Name); ok && p.Terminating {
+			return wait(conditions.ReasonRestartingMember, fmt.Sprintf("waiting for pod %s to finish terminating", m.Name), PollInFlight), true
+		}
+	}
+	if o.LeaderID == 0 {
+		return wait(conditions.ReasonQuorumLost, "waiting for a leader", PollInFlight), true
+	}
+	return Action{}, false
+}
+
+// liveMembers are the members counted against spec.size.
+func liveMembers(o Observed) []Member {
+	dead := map[uint64]bool{}
+	for _, m := range Dead(o) {
+		dead[m.ID] = true
+	}
+	var live []Member
+	for _, m := range o.Members {
+		if !dead[m.ID] {
+			live = append(live, m)
+		}
+	}
+	return live
+}
+
+func (o Observed) outdated(name, image string) bool {
+	p, ok := o.pod(name)
+	return ok && p.Image != image
+}
+
+func scale(o Observed, _ Options, version string) (Action, bool) {
+	live := liveMembers(o)
+	image := desired.ImageOf(o.Repository, version)
+	switch {
+	case len(live) < o.Size:
+		return Action{Kind: AddMember, Version: version, Reason: conditions.ReasonScalingUp,
+			Message: fmt.Sprintf("adding a member (%d of %d)", len(live)+1, o.Size), RequeueAfter: AfterChange}, true
+	case len(live) > o.Size:
+		victim, upgrade := pickVictim(o, live, image)
+		if victim.ID == o.LeaderID {
+			return moveLeaderAway(o, live, image, victim)
+		}
+		reason := conditions.ReasonScalingDown
+		if upgrade {
+			reason = conditions.ReasonUpgradeInProgress
+		}
+		return Action{Kind: RemoveMember, Member: victim.Name, MemberID: victim.ID, Upgrade: upgrade, Version: version,
+			Reason: reason, Message: fmt.Sprintf("removing member %s", victim.Name), RequeueAfter: AfterChange}, true
+	}
+	return Action{}, false
+}
+
+// pickVictim prefers an outdated member, then a follower, then the newest name
+// order for determinism.
+func pickVictim(o Observed, live []Member, image string) (Member, bool) {
+	sorted := append([]Member(nil), live...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		oi, oj := o.outdated(sorted[i].Name, image), o.outdated(sorted[j].Name, image)
+		if oi != oj {
+			return oi
+		}
+		li, lj := sorted[i].ID == o.LeaderID, sorted[j].ID == o.LeaderID
+		if li != lj {
+			return !li
+		}
+		return sorted[i].Name < sorted[j].Name
+	})
+	return sorted[0], o.outdated(sorted[0].Name, image)
+}
+
+func moveLeaderAway(o Observed, live []Member, image string, leader Member) (Action, bool) {
+	var target *Member
+	for i := range live {
+		m := live[i]
+		if m.ID == leader.ID || m.IsLearner || !m.Healthy {
+			continue
+		}
+		if target == nil || (!o.outdated(m.Name, image) && o.outdated(target.Name, image)) {
+			target = &m
+		}
+	}
+	if target == nil {
+		return wait(conditions.ReasonMembershipUnknown, "no healthy voter to take over leadership", PollInFlight), true
+	}
+	return Action{Kind: MoveLeader, Member: leader.Name, MemberID: leader.ID, TargetID: target.ID,
+		Reason:       conditions.ReasonUpgradeInProgress,
+		Message:      fmt.Sprintf("moving leadership from %s to %s before changing it", leader.Name, target.Name),
+		RequeueAfter: AfterChange}, true
+}
+
+func upgrade(o Observed, opts Options, version string) (Action, bool) {
+	image := desired.ImageOf(o.Repository, version)
+	var outdated []string
+	for _, m := range o.Members {
+		if o.outdated(m.Name, image) {
+			outdated = append(outdated, m.Name)
+		}
+	}
+	if len(outdated) == 0 {
+		return Action{}, false
+	}
+	sort.Strings(outdated)
+	if opts.UpgradeAllAtOnce {
+		return Action{Kind: RestartAll, Names: outdated, Version: version, Upgrade: true, Reason: conditions.ReasonUpgradeInProgress,
+			Message: "restarting every outdated member at once (unsafe mode)", RequeueAfter: AfterChange}, true
+	}
+	if !o.UsesPVC {
+		// emptyDir: a restarted member would come back empty, so add an
+		// up-to-date member first and then remove an outdated one (scale picks it):
+		// the cluster never has fewer voters than spec.size.
+		return Action{Kind: AddMember, Version: version, Upgrade: true, Reason: conditions.ReasonUpgradeInProgress,
+			Message:      fmt.Sprintf("adding a %s member to replace an outdated one (%d outdated)", version, len(outdated)),
+			RequeueAfter: AfterChange}, true
+	}
+	live := liveMembers(o)
+	victim, _ := pickVictim(o, live, image)
+	if victim.ID == o.LeaderID {
+		return moveLeaderAway(o, live, image, victim)
+	}
+	return Action{Kind: RestartMember, Member: victim.Name, MemberID: victim.ID, Version: version, Upgrade: true,
+		Reason: conditions.ReasonUpgradeInProgress, Message: fmt.Sprintf("restarting member %s with %s", victim.Name, image),
+		RequeueAfter: AfterChange}, true
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

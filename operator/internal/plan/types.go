@@ -1,0 +1,119 @@
+// Package plan decides the one next safe step for a cluster from what was
+// observed. Pure: no client, no clock (time comes in Observed.Now).
+package plan
+
+import (
+	"time"
+
+	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
+)
+
+// Pod is what the plan needs to know about a member pod.
+type Pod struct {
+	Name        string
+	Version     string
+	Image       string
+	Failed      bool
+	Ready       bool
+	Terminating bool
+	Created     time.Time
+	// BootstrapPeers lists, for a pod started to bootstrap a new cluster, the
+	// names of every member of that bootstrap (from its --initial-cluster).
+	BootstrapPeers []string
+}
+
+// Member is one entry of etcd's membership, joined with its health.
+type Member struct {
+	ID        uint64
+	Name      string
+	IsLearner bool
+	// Started is true once the member published its name (it ran at least once).
+	Started bool
+	// Healthy is true when the member answered a status request without errors
+	// and knows a leader.
+	Healthy bool
+}
+
+// Observed is everything a decision is made from.
+type Observed struct {
+	Now time.Time
+
+	Size       int
+	Version    string // spec.version
+	Repository string // spec.repository, defaulted
+	Paused     bool
+	UsesPVC    bool
+	Phase      etcdv1beta2.ClusterPhase
+
+	Pods []Pod
+	// PVCs holds the names of existing member claims.
+	PVCs map[string]bool
+
+	// MembershipKnown is false when no member answered.
+	MembershipKnown bool
+	Members         []Member
+	LeaderID        uint64
+}
+
+// Options switch on deliberately unsafe behaviour for the suite's self-test.
+type Options struct {
+	// SkipDeadMemberRemoval replaces a dead member's pod but leaves the dead
+	// member in etcd's membership.
+	SkipDeadMemberRemoval bool
+	// UpgradeAllAtOnce restarts every outdated member at once with no health gate.
+	UpgradeAllAtOnce bool
+}
+
+// Kind names an action.
+type Kind string
+
+// The actions. Exactly one is taken per pass; the next pass observes its effect.
+const (
+	// Nothing: the cluster is as desired (or paused).
+	Nothing Kind = "Nothing"
+	// Wait: something is in progress; look again after RequeueAfter.
+	Wait Kind = "Wait"
+	// Fail: the cluster cannot recover without a person.
+	Fail Kind = "Fail"
+	// Bootstrap: create Count members together as a new cluster.
+	Bootstrap Kind = "Bootstrap"
+	// AddMember: add a learner with Version, then create its pod.
+	AddMember Kind = "AddMember"
+	// PromoteLearner: make learner MemberID a voter.
+	PromoteLearner Kind = "PromoteLearner"
+	// RemoveMember: remove healthy member MemberID from membership, then delete its pod.
+	RemoveMember Kind = "RemoveMember"
+	// RemoveDeadMember: remove dead member MemberID, then delete what is left of it.
+	RemoveDeadMember Kind = "RemoveDeadMember"
+	// MoveLeader: hand leadership to TargetID before touching the leader.
+	MoveLeader Kind = "MoveLeader"
+	// RecreatePod: start member Member again on its existing data (PVC) with Version.
+	RecreatePod Kind = "RecreatePod"
+	// RestartMember: delete pod Member so it comes back with the new image on its PVC.
+	RestartMember Kind = "RestartMember"
+	// DeleteOrphanPod: delete pod Member, which belongs to no member.
+	DeleteOrphanPod Kind = "DeleteOrphanPod"
+	// RestartAll (unsafe): delete every pod in Names at once.
+	RestartAll Kind = "RestartAll"
+	// ResumeBootstrap: create the missing pod Member of an unfinished bootstrap,
+	// with the same initial cluster as its peers (copied from pod From).
+	ResumeBootstrap Kind = "ResumeBootstrap"
+)
+
+// Action is the decision of one pass.
+type Action struct {
+	Kind     Kind
+	Member   string
+	MemberID uint64
+	TargetID uint64
+	Count    int
+	Names    []string
+	From     string
+	Version  string
+	// Upgrade marks a removal or restart that is a step of an upgrade.
+	Upgrade bool
+	// Reason is a condition reason; Message says the same for people.
+	Reason       string
+	Message      string
+	RequeueAfter time.Duration
+}

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Build a kind node image for one Kubernetes release with no registry: every
+# image kubeadm, containerd and kind need is built here from the Go module
+# proxy and baked into the node, together with the kube-router CNI.
+# usage: build-node-image.sh VERSION     prints the node image tag.
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "$0")/lib/common.sh"
+# shellcheck source=scripts/lib/images.sh
+source "$ETCDPROOF_ROOT/scripts/lib/images.sh"
+
+version=${1:?usage: build-node-image.sh VERSION (e.g. $K8S_CURRENT)}
+node_image=$(offline_node_image "$version")
+work="$ETCDPROOF_CACHE/node/$version"
+K8S_CMDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubeadm kubectl)
+KUBE_ROUTER_IMAGE=etcdproof/kube-router:$KUBE_ROUTER_VERSION
+
+# kind_image_ref CONST: an image reference kind hard-codes for its default CNI
+# and storage; the node must hold an image under exactly that name.
+kind_image_ref() {
+  local src
+  src="$(go env GOMODCACHE)/sigs.k8s.io/kind@$KIND_VERSION/pkg/build/nodeimage"
+  sed -n "s/^const $1 = \"\(.*\)\"/\1/p" "$src"/const_*.go
+}
+
+# Resolve every input first so failures name what is missing before any image work.
+k8s_bin=$("$ETCDPROOF_ROOT/scripts/build-k8s.sh" "$version" "${K8S_CMDS[@]}")
+tool_dirs=$("$ETCDPROOF_ROOT/scripts/build-tools.sh" pause coredns local-path-provisioner kube-router)
+read -r pause_dir coredns_dir lpp_dir router_dir <<<"${tool_dirs//$'\n'/ }"
+base_image=$("$ETCDPROOF_ROOT/scripts/build-base-image.sh")
+mapfile -t kubeadm_images < <("$k8s_bin/kubeadm" config images list --kubernetes-version "$version" 2>/dev/null)
+((${#kubeadm_images[@]})) || die "kubeadm $version listed no images"
+ref_for() { printf '%s\n' "${kubeadm_images[@]}" | grep "/$1:" || die "kubeadm $version lists no $1 image"; }
+etcd_ref=$(ref_for etcd)
+coredns_ref=$(ref_for coredns)
+etcd_version=v${etcd_ref##*:}
+etcd_version=${etcd_version%-*}
+[[ "${coredns_ref##*:}" == "$COREDNS_VERSION" ]] ||
+  die "kubeadm $version wants $coredns_ref but versions.sh pins COREDNS_VERSION=$COREDNS_VERSION"
+etcd_dir=$("$ETCDPROOF_ROOT/scripts/build-etcd.sh" "$etcd_version")
+kindnetd_ref=$(kind_image_ref kindnetdImage)
+lpp_ref=$(kind_image_ref storageProvisionerImage)
+lpp_helper_ref=$(kind_image_ref storageHelperImage)
+[[ -n "$kindnetd_ref" && -n "$lpp_ref" && -n "$lpp_helper_ref" ]] || die "could not read kind $KIND_VERSION's image names"
+pause_refs=("$(ref_for pause)" "$(sed -n 's/.*sandbox_image = "\(.*\)"/\1/p' \
+  "$(go env GOMODCACHE)/sigs.k8s.io/kind@$KIND_VERSION/images/base/files/etc/containerd/config.toml")")
+
+component_images() {
+  local c ref
+  ensure_busybox_image
+  for c in kube-apiserver kube-controller-manager kube-scheduler; do
+    binary_image "registry.k8s.io/$c:$version" "$BUSYBOX_IMAGE" "/usr/local/bin/$c" "$k8s_bin/$c"
+  done
+  # kube-proxy and kube-router program iptables/ipset: give them the node's userland.
+  binary_image "registry.k8s.io/kube-proxy:$version" "$base_image" /usr/local/bin/kube-proxy "$k8s_bin/kube-proxy"
+  binary_image "$KUBE_ROUTER_IMAGE" "$base_image" /usr/local/bin/kube-router "$router_dir/kube-router"
+  binary_image "$etcd_ref" "$BUSYBOX_IMAGE" /usr/local/bin/etcd "$etcd_dir/etcd" "$etcd_dir/etcdctl"
+  binary_image "$coredns_ref" "$BUSYBOX_IMAGE" /usr/local/bin/coredns "$coredns_dir/coredns"
+  binary_image "$lpp_ref" "$BUSYBOX_IMAGE" "" "$lpp_dir/local-path-provisioner"
+  docker tag "$BUSYBOX_IMAGE" "$lpp_helper_ref"
+  local ctx="$ETCDPROOF_CACHE/images/ctx/pause"
+  rm -rf "$ctx" && mkdir -p "$ctx"
+  cp "$pause_dir/pause" "$ctx/"
+  printf 'FROM scratch\nCOPY pause /pause\nUSER 65535:65535\nENTRYPOINT ["/pause"]\n' >"$ctx/Dockerfile"
+  build_context_image "${pause_refs[0]}" "$ctx"
+  for ref in "${pause_refs[@]:1}"; do docker tag "${pause_refs[0]}" "$ref"; done
+  # kind always bakes its default CNI image, even when a cluster disables it;
+  # kindnetd is not obtainable from the module proxy, so this name holds pause.
+  # Offline clusters run kube-router instead (networking.disableDefaultCNI).
+  docker tag "${pause_refs[0]}" "$kindnetd_ref"
+}
+
+server_tarball() {
+  local tree="$work/tree" bin="$work/tree/kubernetes/server/bin" c
+  rm -rf "$tree"
+  mkdir -p "$bin"
+  echo "$version" >"$tree/kubernetes/version"
+  cp "$k8s_bin/kubeadm" "$k8s_bin/kubelet" "$k8s_bin/kubectl" "$bin/"
+  for c in kube-apiserver kube-controller-manager kube-scheduler; do
+    save_images "$bin/$c.tar" "registry.k8s.io/$c:$version"
+  done
+  # kind loads only these four archives: every other image rides in kube-proxy.tar.
+  save_images "$bin/kube-proxy.tar" "registry.k8s.io/kube-proxy:$version" "$etcd_ref" "$coredns_ref" \
+    "${pause_refs[@]}" "$kindnetd_ref" "$lpp_ref" "$lpp_helper_ref" "$KUBE_ROUTER_IMAGE"
+  tar -C "$tree" -c kubernetes | pigz -1 >"$work/kubernetes-server-linux-amd64.tar.gz.tmp"
+  mv "$work/kubernetes-server-linux-amd64.tar.gz.tmp" "$work/kubernetes-server-linux-amd64.tar.gz"
+  rm -rf "$tree"
+}
+
+node_image_build() {
+  "$ETCDPROOF_CACHE/bin/kind" build node-image --type file "$work/kubernetes-server-linux-amd64.tar.gz" \
+    --base-image "$base_image" --image "$node_image"
+  rm -f "$work/kubernetes-server-linux-amd64.tar.gz"
+}
+
+if image_exists "$node_image"; then
+  log "== node-image-$version: cached (image $node_image)"
+else
+  mkdir -p "$work"
+  step "node-components-$version" "" component_images
+  step "node-server-tarball-$version" "" server_tarball
+  step "node-image-$version" "" node_image_build
+fi
+echo "$node_image"

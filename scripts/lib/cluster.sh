@@ -1,0 +1,59 @@
+# shellcheck shell=bash
+# Where a cluster's files live and how its mode and version are chosen.
+# Every value can be printed for other tools by scripts/cluster-env.sh.
+# shellcheck disable=SC2034 # variables are read by the scripts that source this file
+
+CLUSTER_NAME=${ETCDPROOF_CLUSTER:-etcdproof}
+[[ "$CLUSTER_NAME" =~ ^[a-z0-9][a-z0-9.-]*$ ]] || die "ETCDPROOF_CLUSTER='$CLUSTER_NAME' is not a valid kind cluster name"
+KUBE_CONTEXT=kind-$CLUSTER_NAME
+CLUSTER_DIR=$ETCDPROOF_CACHE/clusters/$CLUSTER_NAME
+# Stable paths the conformance suite reads.
+CLUSTER_KUBECONFIG=$CLUSTER_DIR/kubeconfig
+AUDIT_DIR=$CLUSTER_DIR/audit
+AUDIT_LOG=$AUDIT_DIR/audit.log
+KIND=$ETCDPROOF_CACHE/bin/kind
+KUBECTL=$ETCDPROOF_CACHE/bin/kubectl
+
+# k8s_version: K8S_VERSION (default "current") as a release, e.g. v1.34.4.
+k8s_version() {
+  local v=${K8S_VERSION:-current}
+  [[ "$v" == current ]] && v=$K8S_CURRENT
+  [[ "$v" =~ ^v1\.[0-9]+\.[0-9]+$ ]] || die "K8S_VERSION='$v': want 'current' or a release such as $K8S_CURRENT"
+  echo "$v"
+}
+
+# kind_config VERSION: the config file for VERSION and KIND_TOPOLOGY (empty or 3workers).
+kind_config() {
+  local file="$ETCDPROOF_ROOT/kind-configs/$1${KIND_TOPOLOGY:+-$KIND_TOPOLOGY}.yaml"
+  [[ -f "$file" ]] || die "no kind config for Kubernetes $1 (topology '${KIND_TOPOLOGY:-single}'): $file; supported: $(find "$ETCDPROOF_ROOT/kind-configs" -name 'v*.yaml' -printf '%f ')"
+  echo "$file"
+}
+
+# substrate_mode: "offline" (every image built here) or "online" (kind's
+# published node image). ETCDPROOF_OFFLINE=1/0 decides; otherwise a probe of
+# Docker Hub's registry API does.
+substrate_mode() {
+  case ${ETCDPROOF_OFFLINE:-} in
+    1) echo offline ;;
+    0) echo online ;;
+    "")
+      local code
+      code=$(curl -s -o /dev/null -m 5 -w '%{http_code}' https://registry-1.docker.io/v2/ || true)
+      if [[ "$code" == 200 || "$code" == 401 ]]; then echo online; else echo offline; fi
+      ;;
+    *) die "ETCDPROOF_OFFLINE='$ETCDPROOF_OFFLINE': want 1 (build everything) or 0 (pull kind's node image)" ;;
+  esac
+}
+
+# online_node_image VERSION: kind's published image for VERSION's minor.
+online_node_image() {
+  local minor var
+  minor=${1#v}; minor=${minor%.*}
+  var=KIND_NODE_IMAGE_ONLINE_v${minor//./_}
+  [[ -n "${!var:-}" ]] || die "no published kind $KIND_VERSION node image pinned for Kubernetes $1 ($var in versions.sh)"
+  echo "${!var}"
+}
+
+cluster_exists() {
+  [[ -x "$KIND" ]] && "$KIND" get clusters 2>/dev/null | grep -qx "$CLUSTER_NAME"
+}

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Smoke test of the substrate: a 3-member etcd StatefulSet from the locally
+# built image (pod DNS, PVCs, ClusterIP Service) answers put/get through its
+# Service. Cleans up its namespace unless ETCDPROOF_SMOKE_KEEP=1.
+# usage: smoke.sh      env: ETCDPROOF_CLUSTER (etcdproof)
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "$0")/lib/common.sh"
+# shellcheck source=scripts/lib/cluster.sh
+source "$ETCDPROOF_ROOT/scripts/lib/cluster.sh"
+
+NS=etcdproof-smoke
+ETCD_IMAGE=quay.io/coreos/etcd:$ETCD_CONTROL_PLANE_VERSION
+WAIT_TIMEOUT=${ETCDPROOF_WAIT_TIMEOUT:-5m}
+cluster_exists || die "cluster $CLUSTER_NAME does not exist: run make cluster first"
+
+kube() { "$KUBECTL" --kubeconfig "$CLUSTER_KUBECONFIG" --context "$KUBE_CONTEXT" "$@"; }
+
+manifest() {
+  cat <<YAML
+apiVersion: v1
+kind: Service
+metadata: {name: etcd, namespace: $NS}
+spec:
+  clusterIP: None
+  publishNotReadyAddresses: true
+  selector: {app: etcd}
+  ports: [{name: peer, port: 2380}, {name: client, port: 2379}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: etcd-client, namespace: $NS}
+spec:
+  selector: {app: etcd}
+  ports: [{name: client, port: 2379}]
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: etcd, namespace: $NS}
+spec:
+  serviceName: etcd
+  replicas: 3
+  podManagementPolicy: Parallel
+  selector: {matchLabels: {app: etcd}}
+  template:
+    metadata: {labels: {app: etcd}}
+    spec:
+      containers:
+        - name: etcd
+          image: $ETCD_IMAGE
+          imagePullPolicy: Never
+          command: [/bin/sh, -ec]
+          args:
+            - >-
+              exec etcd --name \$(POD_NAME) --data-dir /var/lib/etcd/data
+              --listen-peer-urls http://0.0.0.0:2380 --listen-client-urls http://0.0.0.0:2379
+              --advertise-client-urls http://\$(POD_NAME).etcd.$NS.svc:2379
+              --initial-advertise-peer-urls http://\$(POD_NAME).etcd.$NS.svc:2380
+              --initial-cluster etcd-0=http://etcd-0.etcd.$NS.svc:2380,etcd-1=http://etcd-1.etcd.$NS.svc:2380,etcd-2=http://etcd-2.etcd.$NS.svc:2380
+              --initial-cluster-state new --initial-cluster-token smoke
+          env:
+            - name: POD_NAME
+              valueFrom: {fieldRef: {fieldPath: metadata.name}}
+          readinessProbe:
+            exec: {command: [/bin/sh, -ec, "etcdctl endpoint health"]}
+            periodSeconds: 2
+          volumeMounts: [{name: data, mountPath: /var/lib/etcd}]
+  volumeClaimTemplates:
+    - metadata: {name: data}
+      spec:
+        accessModes: [ReadWriteOnce]
+        resources: {requests: {storage: 64Mi}}
+YAML
+}
+
+deploy() {
+  kube create namespace "$NS" --dry-run=client -o yaml | kube apply -f -
+  manifest | kube apply -f -
+  kube -n "$NS" rollout status statefulset/etcd --timeout="$WAIT_TIMEOUT"
+}
+
+# Through the ClusterIP Service, from a separate pod: DNS, kube-proxy and the CNI all count.
+put_get() {
+  local value got
+  value="smoke-$(date +%s)"
+  kube -n "$NS" run etcdctl --image="$ETCD_IMAGE" --image-pull-policy=Never --restart=Never --rm -i --quiet \
+    --command -- /bin/sh -ec "
+      export ETCDCTL_API=3 ETCDCTL_ENDPOINTS=http://etcd-client:2379
+      etcdctl put /etcdproof/smoke '$value' >/dev/null
+      etcdctl member list
+      etcdctl get --print-value-only /etcdproof/smoke" | tee /dev/stderr | tail -n 1 >"$LOG_DIR/smoke-value"
+  got=$(cat "$LOG_DIR/smoke-value")
+  [[ "$got" == "$value" ]] || die "get returned '$got', want '$value'"
+  [[ $(kube -n "$NS" get pods -l app=etcd -o name | wc -l) == 3 ]] || die "want 3 etcd pods"
+}
+
+cleanup() { kube delete namespace "$NS" --wait=true --timeout="$WAIT_TIMEOUT"; }
+
+step smoke-deploy "" deploy
+step smoke-put-get "" put_get
+if [[ "${ETCDPROOF_SMOKE_KEEP:-0}" != 1 ]]; then step smoke-cleanup "" cleanup; fi
+log "smoke test passed: 3-member etcd ($ETCD_IMAGE) served put/get through Service etcd-client"
