@@ -70,7 +70,7 @@ verify-generated: manifests generate ## Fail when regenerating changes a generat
 
 .PHONY: build
 build: ## Build the operator as a static binary: bin/etcd-operator.
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/etcd-operator ./operator/cmd/etcd-operator
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w" -o $(BIN)/etcd-operator ./operator/cmd/etcd-operator
 
 .PHONY: run-operator
 run-operator: ## Run the operator against the current kubeconfig, watching NAMESPACE (default: default).

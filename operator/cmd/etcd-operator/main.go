@@ -2,6 +2,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -78,13 +80,14 @@ func main() {
 		os.Exit(2)
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(zapOpts)))
-	if err := run(o); err != nil {
+	if err := run(ctrl.SetupSignalHandler(), ctrl.GetConfigOrDie(), o); err != nil {
 		ctrl.Log.Error(err, "operator stopped")
 		os.Exit(1)
 	}
 }
 
-func run(o options) error {
+// run serves until ctx ends.
+func run(ctx context.Context, restCfg *rest.Config, o options) error {
 	log := ctrl.Log.WithName("setup")
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
@@ -94,7 +97,7 @@ func run(o options) error {
 	if !o.clusterWide {
 		cacheOpts.DefaultNamespaces = map[string]cache.Config{o.namespace: {}}
 	}
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
 		Scheme:                  scheme,
 		Cache:                   cacheOpts,
 		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
@@ -128,5 +131,5 @@ func run(o options) error {
 		return fmt.Errorf("adding the readiness check: %w", err)
 	}
 	log.Info("starting", "namespace", o.namespace, "clusterWide", o.clusterWide, "leaderElect", o.leaderElect)
-	return mgr.Start(ctrl.SetupSignalHandler())
+	return mgr.Start(ctx)
 }

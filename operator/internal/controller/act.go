@@ -87,11 +87,21 @@ func (r *Reconciler) act(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *o
 	case plan.DeleteOrphanPod:
 		return r.deletePod(ctx, obs, a.Member)
 	case plan.RestartAll:
+		// Unsafe on purpose: every pod is force-deleted and recreated at
+		// once, with no health gate and no regard for quorum or data.
+		initial := initialCluster(c, obs.members)
 		for _, name := range a.Names {
-			if err := r.deletePod(ctx, obs, name); err != nil {
+			pod, ok := obs.pods[name]
+			if !ok {
+				continue
+			}
+			if err := r.Client.Delete(ctx, pod, client.GracePeriodSeconds(0)); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("deleting pod %s: %w", name, err)
+			}
+			if err := r.createMemberPod(ctx, c, desired.Member{Name: name, Version: a.Version, InitialCluster: initial}); err != nil {
 				return err
 			}
-			r.upgraded(c, "Member %s restarting with %s", name, desired.Image(c, a.Version))
+			r.upgraded(c, "Member %s restarted with %s", name, desired.Image(c, a.Version))
 		}
 	case plan.Fail:
 		if c.Status.Phase != etcdv1beta2.PhaseFailed {

@@ -12,8 +12,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -22,6 +24,7 @@ import (
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
 	"github.com/etcdproof/etcdproof/operator/internal/conditions"
 	"github.com/etcdproof/etcdproof/operator/internal/etcdadmin"
+	"github.com/etcdproof/etcdproof/operator/internal/plan"
 )
 
 // fakeNetwork stands in for pod networking: envtest has no kubelet, so the
@@ -105,14 +108,17 @@ func stopMember(e *embed.Etcd) {
 // runningCluster creates an EtcdCluster, lets the operator create its pods,
 // runs a real etcd member for each pod and waits until the operator reports
 // the cluster Running.
-func runningCluster(t *testing.T, name string, size int) (*etcdv1beta2.EtcdCluster, []corev1.Pod, map[string]*embed.Etcd) {
+func runningCluster(t *testing.T, name string, size int, opts plan.Options, edit ...func(*etcdv1beta2.EtcdCluster)) (*etcdv1beta2.EtcdCluster, []corev1.Pod, map[string]*embed.Etcd) {
 	t.Helper()
 	ctx := context.Background()
 	ns := newNamespace(t)
 	network := &fakeNetwork{routes: map[string]string{}}
-	startOperator(t, ns, network.dial)
+	startOperatorAs(t, cfg, ns, network.dial, opts)
 
 	c := newCluster(ns, name, size, "3.5.21")
+	for _, e := range edit {
+		e(c)
+	}
 	if err := k8s.Create(ctx, c); err != nil {
 		t.Fatal(err)
 	}
@@ -125,18 +131,15 @@ func runningCluster(t *testing.T, name string, size int) (*etcdv1beta2.EtcdClust
 		return err
 	})
 	members := startMembers(t, pods)
-	for i := range pods {
-		p := &pods[i]
+	ips := map[string]string{}
+	for i, p := range pods {
 		ip := fmt.Sprintf("10.0.0.%d", i+1)
+		ips[p.Name] = ip
 		network.mu.Lock()
 		network.routes["http://"+ip+":2379"] = "http://" + members[p.Name].Clients[0].Addr().String()
 		network.mu.Unlock()
-		p.Status.PodIP = ip
-		p.Status.Phase = corev1.PodRunning
-		if err := k8s.Status().Update(ctx, p); err != nil {
-			t.Fatal(err)
-		}
 	}
+	simulateKubelet(t, ns, ips)
 	waitFor(t, "cluster Running with every member ready", func() error {
 		var got etcdv1beta2.EtcdCluster
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(c), &got); err != nil {
@@ -150,6 +153,35 @@ func runningCluster(t *testing.T, name string, size int) (*etcdv1beta2.EtcdClust
 		return nil
 	})
 	return c, pods, members
+}
+
+// simulateKubelet plays the kubelet for member pods (envtest has none): a
+// pod that is known by name gets its IP and phase Running, also when the
+// operator recreates it under the same name.
+func simulateKubelet(t *testing.T, ns string, ips map[string]string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	go func() {
+		defer close(done)
+		_ = wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			var pods corev1.PodList
+			if err := k8s.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+				return false, nil
+			}
+			for i := range pods.Items {
+				p := &pods.Items[i]
+				ip, known := ips[p.Name]
+				if !known || p.Status.PodIP != "" || p.DeletionTimestamp != nil {
+					continue
+				}
+				p.Status.PodIP = ip
+				p.Status.Phase = corev1.PodRunning
+				_ = k8s.Status().Update(ctx, p)
+			}
+			return false, nil
+		})
+	}()
 }
 
 func clientURLs(members map[string]*embed.Etcd, pods ...corev1.Pod) []string {
@@ -178,7 +210,7 @@ func eventReasons(ctx context.Context, ns string) (map[string]bool, error) {
 func TestDeadMemberIsRemovedAndReplaced(t *testing.T) {
 	needAPIServer(t)
 	ctx := context.Background()
-	c, pods, members := runningCluster(t, "replace", 3)
+	c, pods, members := runningCluster(t, "replace", 3, plan.Options{})
 	ns := c.Namespace
 
 	// Kill a member: its etcd stops and its pod disappears.
@@ -248,7 +280,7 @@ func TestDeadMemberIsRemovedAndReplaced(t *testing.T) {
 func TestScaleDownRemovesAFollowerFromMembershipThenItsPod(t *testing.T) {
 	needAPIServer(t)
 	ctx := context.Background()
-	c, pods, members := runningCluster(t, "shrink", 3)
+	c, pods, members := runningCluster(t, "shrink", 3, plan.Options{})
 
 	admin, err := etcdadmin.Dial(clientURLs(members, pods...))
 	if err != nil {
@@ -324,4 +356,170 @@ func TestScaleDownRemovesAFollowerFromMembershipThenItsPod(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestUpgradeWithVolumesRestartsMembersInPlaceLeaderLast upgrades a cluster
+// whose members keep their data on PVCs: every member is restarted in place
+// (same member, same name, new image), and leadership is moved away before
+// the leader's turn.
+func TestUpgradeWithVolumesRestartsMembersInPlaceLeaderLast(t *testing.T) {
+	needAPIServer(t)
+	ctx := context.Background()
+	c, pods, members := runningCluster(t, "upgrade", 3, plan.Options{}, func(c *etcdv1beta2.EtcdCluster) {
+		c.Spec.Pod = &etcdv1beta2.PodPolicy{PersistentVolumeClaimSpec: &corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		}}
+	})
+	admin, err := etcdadmin.Dial(clientURLs(members, pods...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = admin.Close() }()
+	before, err := admin.Members(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaderBefore := uint64(0)
+	for _, s := range admin.Statuses(ctx) {
+		if s.Healthy() {
+			leaderBefore = s.LeaderID
+		}
+	}
+
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"version":"3.6.5"}}`))
+	if err := k8s.Patch(ctx, c, patch); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "every pod runs 3.6.5 under its old name", func() error {
+		got, err := memberPods(ctx, c.Namespace, c.Name)
+		if err != nil {
+			return err
+		}
+		names := map[string]bool{}
+		for _, p := range got {
+			if p.Spec.Containers[0].Image != "quay.io/coreos/etcd:v3.6.5" {
+				return fmt.Errorf("pod %s runs %s", p.Name, p.Spec.Containers[0].Image)
+			}
+			names[p.Name] = true
+		}
+		for _, p := range pods {
+			if !names[p.Name] {
+				return fmt.Errorf("pod %s was not recreated", p.Name)
+			}
+		}
+		return nil
+	})
+	after, err := admin.Members(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before) {
+		t.Fatalf("membership changed from %d to %d members; with volumes members restart, not get replaced", len(before), len(after))
+	}
+	for _, s := range admin.Statuses(ctx) {
+		if s.Healthy() && s.LeaderID == leaderBefore {
+			t.Fatalf("leader %x still leads: leadership was never moved before restarting it", leaderBefore)
+		}
+	}
+	waitFor(t, "Member Upgraded for each member and Leader Moved", func() error {
+		var events corev1.EventList
+		if err := k8s.List(ctx, &events, client.InNamespace(c.Namespace)); err != nil {
+			return err
+		}
+		upgraded, moved := 0, 0
+		for _, e := range events.Items {
+			switch e.Reason {
+			case conditions.EventMemberUpgraded:
+				upgraded += int(max(e.Count, 1))
+			case conditions.EventLeaderMoved:
+				moved++
+			}
+		}
+		if upgraded < 3 || moved < 1 {
+			return fmt.Errorf("%d Member Upgraded, %d Leader Moved events", upgraded, moved)
+		}
+		return nil
+	})
+	waitFor(t, "status reports the new version and no upgrade in progress", func() error {
+		var got etcdv1beta2.EtcdCluster
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(c), &got); err != nil {
+			return err
+		}
+		up := meta.FindStatusCondition(got.Status.Conditions, conditions.Upgrading)
+		if got.Status.CurrentVersion != "3.6.5" || got.Status.TargetVersion != "" || up == nil || up.Status != metav1.ConditionFalse {
+			return fmt.Errorf("status %+v", got.Status)
+		}
+		return nil
+	})
+}
+
+// The known-bad modes exist so the conformance suite can prove it notices
+// them; these tests make sure they really misbehave as documented.
+
+func TestUnsafeSkipDeadMemberRemovalLeavesTheDeadMember(t *testing.T) {
+	needAPIServer(t)
+	ctx := context.Background()
+	_, pods, members := runningCluster(t, "unsafe-dead", 3, plan.Options{SkipDeadMemberRemoval: true})
+	victim := pods[2]
+	stopMember(members[victim.Name])
+	if err := k8s.Delete(ctx, &victim, client.GracePeriodSeconds(0)); err != nil {
+		t.Fatal(err)
+	}
+	admin, err := etcdadmin.Dial(clientURLs(members, pods[0], pods[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = admin.Close() }()
+	waitFor(t, "the dead member's pod comes back while the member is never removed", func() error {
+		var p corev1.Pod
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(&victim), &p); err != nil {
+			return err
+		}
+		if p.UID == victim.UID {
+			return fmt.Errorf("pod %s not recreated yet", p.Name)
+		}
+		ms, err := admin.Members(ctx)
+		if err != nil {
+			return err
+		}
+		for _, m := range ms {
+			if m.Name == victim.Name && len(ms) == 3 {
+				return nil
+			}
+		}
+		return fmt.Errorf("membership %+v: want the dead member still in it", ms)
+	})
+}
+
+func TestUnsafeUpgradeAllAtOnceRestartsEveryMemberInOnePass(t *testing.T) {
+	needAPIServer(t)
+	ctx := context.Background()
+	c, pods, _ := runningCluster(t, "unsafe-upgrade", 3, plan.Options{UpgradeAllAtOnce: true})
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"version":"3.6.5"}}`))
+	if err := k8s.Patch(ctx, c, patch); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "every pod recreated with 3.6.5 under its old name", func() error {
+		got, err := memberPods(ctx, c.Namespace, c.Name)
+		if err != nil {
+			return err
+		}
+		if len(got) != len(pods) {
+			return fmt.Errorf("%d pods", len(got))
+		}
+		for _, p := range got {
+			if p.Spec.Containers[0].Image != "quay.io/coreos/etcd:v3.6.5" {
+				return fmt.Errorf("pod %s runs %s", p.Name, p.Spec.Containers[0].Image)
+			}
+		}
+		return nil
+	})
+	seen, err := eventReasons(ctx, c.Namespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen[conditions.EventLeaderMoved] {
+		t.Fatal("unsafe mode moved leadership; it is meant to restart everything with no care")
+	}
 }

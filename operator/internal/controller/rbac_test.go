@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
+	"github.com/etcdproof/etcdproof/operator/internal/plan"
 )
 
 // TestGeneratedRoleIsEnough runs the operator as a ServiceAccount bound to
@@ -59,7 +60,7 @@ func TestGeneratedRoleIsEnough(t *testing.T) {
 	}
 	asOperator := rest.CopyConfig(cfg)
 	asOperator.Impersonate = rest.ImpersonationConfig{UserName: fmt.Sprintf("system:serviceaccount:%s:%s", ns, sa.Name)}
-	startOperatorAs(t, asOperator, ns, nil)
+	startOperatorAs(t, asOperator, ns, nil, plan.Options{})
 
 	c := newCluster(ns, "rbac", 3, "3.5.21")
 	if err := k8s.Create(ctx, c); err != nil {

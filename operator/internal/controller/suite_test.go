@@ -28,6 +28,7 @@ import (
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
 	"github.com/etcdproof/etcdproof/operator/internal/controller"
 	"github.com/etcdproof/etcdproof/operator/internal/etcdadmin"
+	"github.com/etcdproof/etcdproof/operator/internal/plan"
 )
 
 var (
@@ -89,11 +90,11 @@ func newNamespace(t *testing.T) string {
 // operator binary does, until the test ends.
 func startOperator(t *testing.T, namespace string, dial etcdadmin.Dialer) {
 	t.Helper()
-	startOperatorAs(t, cfg, namespace, dial)
+	startOperatorAs(t, cfg, namespace, dial, plan.Options{})
 }
 
-// startOperatorAs is startOperator with the given credentials.
-func startOperatorAs(t *testing.T, restCfg *rest.Config, namespace string, dial etcdadmin.Dialer) {
+// startOperatorAs is startOperator with the given credentials and options.
+func startOperatorAs(t *testing.T, restCfg *rest.Config, namespace string, dial etcdadmin.Dialer, opts plan.Options) {
 	t.Helper()
 	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
 		Scheme:                 scheme,
@@ -109,7 +110,7 @@ func startOperatorAs(t *testing.T, restCfg *rest.Config, namespace string, dial 
 	if dial == nil {
 		dial = etcdadmin.Dial
 	}
-	r := &controller.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcd-operator"), Dial: dial}
+	r := &controller.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcd-operator"), Dial: dial, Options: opts}
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}

@@ -124,7 +124,7 @@ func withoutMembership(o Observed, version string) Action {
 			}
 		}
 	}
-	if live == 0 && o.Phase == etcdv1beta2.PhaseRunning && !o.UsesPVC {
+	if live == 0 && (o.Phase == etcdv1beta2.PhaseRunning || o.Phase == etcdv1beta2.PhaseFailed) && !o.UsesPVC {
 		return Action{Kind: Fail, Reason: conditions.ReasonAllMembersLost,
 			Message: "every member pod is gone and members kept their data on emptyDir: the data is lost; delete and recreate the EtcdCluster to start a new cluster"}
 	}
@@ -177,8 +177,14 @@ func deadMembers(o Observed, opts Options, version string) (Action, bool) {
 		case o.UsesPVC && o.PVCs[m.Name] && p.Failed:
 			return Action{Kind: RestartMember, Member: m.Name, Reason: conditions.ReasonRestartingMember,
 				Message: fmt.Sprintf("pod of member %s failed; restarting it on its volume", m.Name), RequeueAfter: AfterChange}, true
-		case opts.SkipDeadMemberRemoval:
-			continue
+		case opts.SkipDeadMemberRemoval && !hasPod:
+			// Unsafe: a new pod on an empty data dir takes over the dead
+			// member's identity instead of a membership change.
+			return Action{Kind: RecreatePod, Member: m.Name, Version: version, Reason: conditions.ReasonReplacingDeadMember,
+				Message: fmt.Sprintf("recreating the pod of dead member %s (unsafe mode)", m.Name), RequeueAfter: AfterChange}, true
+		case opts.SkipDeadMemberRemoval && p.Failed:
+			return Action{Kind: RestartMember, Member: m.Name, Reason: conditions.ReasonReplacingDeadMember,
+				Message: fmt.Sprintf("deleting the failed pod of member %s (unsafe mode)", m.Name), RequeueAfter: AfterChange}, true
 		}
 		return Action{Kind: RemoveDeadMember, Member: m.Name, MemberID: m.ID, Reason: conditions.ReasonReplacingDeadMember,
 			Message:      fmt.Sprintf("member %s is dead (pod gone or failed); removing it so a new member can replace it", m.Name),

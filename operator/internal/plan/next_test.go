@@ -88,15 +88,20 @@ func TestNext(t *testing.T) {
 		{"every pod gone on emptyDir after running: failed",
 			with(healthy, func(o *Observed) { o.MembershipKnown = false; o.Members = nil; o.Pods = nil }),
 			Options{}, Action{Kind: Fail}},
+		{"a failed cluster stays failed",
+			with(healthy, func(o *Observed) {
+				o.MembershipKnown, o.Members, o.Pods, o.Phase = false, nil, nil, etcdv1beta2.PhaseFailed
+			}),
+			Options{}, Action{Kind: Fail}},
 		{"member without a pod is removed first",
 			with(healthy, func(o *Observed) { dropPod(o, "b") }),
 			Options{}, Action{Kind: RemoveDeadMember, Member: "b", MemberID: 2}},
 		{"member with a failed pod is removed first",
 			with(healthy, func(o *Observed) { o.Pods[2].Failed = true; o.Members[2].Healthy = false }),
 			Options{}, Action{Kind: RemoveDeadMember, Member: "c", MemberID: 3}},
-		{"unsafe: dead member stays, a new one is added",
+		{"unsafe: dead member stays, its pod is recreated",
 			with(healthy, func(o *Observed) { dropPod(o, "b") }),
-			Options{SkipDeadMemberRemoval: true}, Action{Kind: AddMember, Version: "3.5.21"}},
+			Options{SkipDeadMemberRemoval: true}, Action{Kind: RecreatePod, Member: "b", Version: "3.5.21"}},
 		{"a started learner is promoted",
 			with(healthy, func(o *Observed) {
 				o.Size = 4

@@ -57,8 +57,8 @@ type Observed struct {
 
 // Options switch on deliberately unsafe behaviour for the suite's self-test.
 type Options struct {
-	// SkipDeadMemberRemoval replaces a dead member's pod but leaves the dead
-	// member in etcd's membership.
+	// SkipDeadMemberRemoval replaces a dead member's pod (same name, empty
+	// data) but leaves the dead member in etcd's membership.
 	SkipDeadMemberRemoval bool
 	// UpgradeAllAtOnce restarts every outdated member at once with no health gate.
 	UpgradeAllAtOnce bool
@@ -93,7 +93,7 @@ const (
 	RestartMember Kind = "RestartMember"
 	// DeleteOrphanPod: delete pod Member, which belongs to no member.
 	DeleteOrphanPod Kind = "DeleteOrphanPod"
-	// RestartAll (unsafe): delete every pod in Names at once.
+	// RestartAll (unsafe): force-delete and recreate every pod in Names at once.
 	RestartAll Kind = "RestartAll"
 	// ResumeBootstrap: create the missing pod Member of an unfinished bootstrap,
 	// with the same initial cluster as its peers (copied from pod From).
