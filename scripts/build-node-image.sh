@@ -22,10 +22,19 @@ kind_image_ref() {
   sed -n "s/^const $1 = \"\(.*\)\"/\1/p" "$src"/const_*.go
 }
 
+# debootstrap waits on the network and disk, the Go builds on the CPU: overlap them.
+if ! image_exists "$KIND_BASE_IMAGE"; then
+  "$ETCDPROOF_ROOT/scripts/build-base-image.sh" rootfs &
+  rootfs_pid=$!
+fi
+
 # Resolve every input first so failures name what is missing before any image work.
 k8s_bin=$("$ETCDPROOF_ROOT/scripts/build-k8s.sh" "$version" "${K8S_CMDS[@]}")
 tool_dirs=$("$ETCDPROOF_ROOT/scripts/build-tools.sh" pause coredns local-path-provisioner kube-router)
 read -r pause_dir coredns_dir lpp_dir router_dir <<<"${tool_dirs//$'\n'/ }"
+if [[ -n "${rootfs_pid:-}" ]]; then
+  wait "$rootfs_pid" || die "the debootstrap rootfs failed; see $LOG_DIR/debootstrap-$DEBIAN_SUITE.log"
+fi
 base_image=$("$ETCDPROOF_ROOT/scripts/build-base-image.sh")
 mapfile -t kubeadm_images < <("$k8s_bin/kubeadm" config images list --kubernetes-version "$version" 2>/dev/null)
 ((${#kubeadm_images[@]})) || die "kubeadm $version listed no images"

@@ -68,7 +68,23 @@ wait_ready() {
   kube -n local-path-storage rollout status deployment/local-path-provisioner --timeout="$WAIT_TIMEOUT"
 }
 
+# A cluster left behind by a stopped Docker daemon (a reboot, an ended CI job)
+# still shows in `kind get clusters` but never answers: recreate it.
+cluster_answers() {
+  local kubeconfig
+  kubeconfig=$(mktemp)
+  "$KIND" get kubeconfig --name "$CLUSTER_NAME" >"$kubeconfig" 2>/dev/null &&
+    "$KUBECTL" --kubeconfig "$kubeconfig" --request-timeout=10s get --raw /readyz >/dev/null 2>&1
+  local rc=$?
+  rm -f "$kubeconfig"
+  return $rc
+}
+
 mkdir -p "$CLUSTER_DIR"
+if cluster_exists && ! cluster_answers; then
+  log "== cluster $CLUSTER_NAME exists but its API server does not answer: deleting it"
+  "$KIND" delete cluster --name "$CLUSTER_NAME" >&2
+fi
 if cluster_exists; then
   log "== cluster $CLUSTER_NAME exists: reusing it (make cluster-down to start over)"
 else

@@ -79,18 +79,19 @@ deploy() {
 }
 
 # Through the ClusterIP Service, from a separate pod: DNS, kube-proxy and the CNI all count.
+# (exec into a running client pod: `kubectl run -i` can lose output written before it attaches.)
 put_get() {
-  local value got
+  local value got members
   value="smoke-$(date +%s)"
-  kube -n "$NS" run etcdctl --image="$ETCD_IMAGE" --image-pull-policy=Never --restart=Never --rm -i --quiet \
-    --command -- /bin/sh -ec "
-      export ETCDCTL_API=3 ETCDCTL_ENDPOINTS=http://etcd-client:2379
-      etcdctl put /etcdproof/smoke '$value' >/dev/null
-      etcdctl member list
-      etcdctl get --print-value-only /etcdproof/smoke" | tee /dev/stderr | tail -n 1 >"$LOG_DIR/smoke-value"
-  got=$(cat "$LOG_DIR/smoke-value")
+  kube -n "$NS" run etcdctl --image="$ETCD_IMAGE" --image-pull-policy=Never --restart=Never \
+    --env=ETCDCTL_ENDPOINTS=http://etcd-client:2379 --command -- /bin/sh -c 'trap "exit 0" TERM; sleep 3600 & wait'
+  kube -n "$NS" wait --for=condition=Ready pod/etcdctl --timeout="$WAIT_TIMEOUT"
+  kube -n "$NS" exec etcdctl -- etcdctl put /etcdproof/smoke "$value"
+  got=$(kube -n "$NS" exec etcdctl -- etcdctl get --print-value-only /etcdproof/smoke)
   [[ "$got" == "$value" ]] || die "get returned '$got', want '$value'"
-  [[ $(kube -n "$NS" get pods -l app=etcd -o name | wc -l) == 3 ]] || die "want 3 etcd pods"
+  members=$(kube -n "$NS" exec etcdctl -- etcdctl member list)
+  echo "$members"
+  [[ $(grep -c ', started, ' <<<"$members") == 3 ]] || die "want 3 started etcd members"
 }
 
 cleanup() { kube delete namespace "$NS" --wait=true --timeout="$WAIT_TIMEOUT"; }
