@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install a host tool from Debian's packages when it is missing.
 # usage: ensure-tool.sh COMMAND [PACKAGE]
+# shellcheck source=scripts/lib/common.sh
 source "$(dirname "$0")/lib/common.sh"
 
 cmd=${1:?usage: ensure-tool.sh COMMAND [PACKAGE]}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Control-plane binaries for envtest (kube-apiserver + etcd), built from source
 # and cached. Prints the folder to use as KUBEBUILDER_ASSETS.
+# shellcheck source=scripts/lib/common.sh
 source "$(dirname "$0")/lib/common.sh"
 
 k8s_version=${1:-$K8S_CURRENT}

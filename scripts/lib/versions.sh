@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Every pinned version of the substrate lives here and nowhere else.
-# Scripts source this file; the Makefile reads it through `scripts/print-version.sh`.
+# Scripts source this file (scripts/lib/common.sh does it for every script).
 # shellcheck disable=SC2034 # variables are read by the scripts that source this file
 
 KIND_VERSION=v0.33.0
