@@ -141,6 +141,10 @@ e2e-substrate: ## Cluster up, etcd images, operator and etcdproof images loaded.
 
 .PHONY: e2e
 e2e: e2e-substrate ## Run every check against PROFILE (default reference); reports in REPORT_DIR.
+	$(MAKE) e2e-run
+
+.PHONY: e2e-run
+e2e-run: ## Run the checks on the cluster as it is (no substrate step): PROFILE, REPORT_DIR, E2E_FLAGS.
 	$(BIN)/etcdproof run $(E2E_CLUSTER_FLAGS) --profile $(PROFILE) --report-dir $(REPORT_DIR) $(E2E_FLAGS)
 
 .PHONY: e2e-selftest

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# What the reusable GitHub action runs; usable from any CI system.
+# env: PROFILE (file or built-in name), OPERATOR_IMAGES, K8S_VERSION, LABEL_FILTER, REPORT_DIR
+# Writes result=pass|fail|error and summary=<path> to $GITHUB_OUTPUT when set, and the
+# Markdown summary to $GITHUB_STEP_SUMMARY.
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "$0")/lib/common.sh"
+
+: "${PROFILE:?set PROFILE to a profile file or a built-in profile name}"
+report_dir=$(mkdir -p "${REPORT_DIR:-etcdproof-report}" && cd "${REPORT_DIR:-etcdproof-report}" && pwd)
+profile=$PROFILE
+[[ -f $profile ]] && profile=$(cd "$(dirname "$profile")" && pwd)/$(basename "$profile")
+
+cd "$ETCDPROOF_ROOT"
+make e2e-substrate
+for image in ${OPERATOR_IMAGES:-}; do
+  "$(scripts/cluster-env.sh KIND)" load docker-image --name "$(scripts/cluster-env.sh ETCDPROOF_CLUSTER)" "$image"
+done
+
+rc=0
+make e2e-run PROFILE="$profile" REPORT_DIR="$report_dir" E2E_FLAGS="${LABEL_FILTER:+--label-filter=$LABEL_FILTER}" || rc=$?
+case $rc in 0) result=pass ;; 1) result=fail ;; *) result=error ;; esac
+if [[ -n ${GITHUB_OUTPUT:-} ]]; then
+  echo "result=$result" >>"$GITHUB_OUTPUT"
+  echo "summary=$report_dir/report.md" >>"$GITHUB_OUTPUT"
+fi
+if [[ -n ${GITHUB_STEP_SUMMARY:-} && -f $report_dir/report.md ]]; then
+  cat "$report_dir/report.md" >>"$GITHUB_STEP_SUMMARY"
+fi
+exit "$rc"
