@@ -45,6 +45,8 @@ type Env struct {
 	Kube    kubernetes.Interface
 	Dynamic dynamic.Interface
 	Disc    discovery.DiscoveryInterface
+	// ServerVersion is the API server's version, read when the run starts.
+	ServerVersion string
 }
 
 // NewEnv builds clients and checks that the API server answers.
@@ -58,6 +60,8 @@ func NewEnv(ctx context.Context, opts Options, p *profile.Profile, c *profile.Co
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
 	cfg.QPS, cfg.Burst = 50, 100
+	// Discovery lists deprecated APIs on purpose; their warnings are noise here.
+	cfg.WarningHandler = rest.NoWarnings{}
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -66,10 +70,11 @@ func NewEnv(ctx context.Context, opts Options, p *profile.Profile, c *profile.Co
 	if err != nil {
 		return nil, err
 	}
-	if _, err := kube.Discovery().ServerVersion(); err != nil {
+	v, err := kube.Discovery().ServerVersion()
+	if err != nil {
 		return nil, fmt.Errorf("the API server does not answer (context %q): %w", opts.Context, err)
 	}
-	return &Env{Opts: opts, Profile: p, Config: c, REST: cfg, Kube: kube, Dynamic: dyn, Disc: kube.Discovery()}, nil
+	return &Env{Opts: opts, Profile: p, Config: c, REST: cfg, Kube: kube, Dynamic: dyn, Disc: kube.Discovery(), ServerVersion: v.GitVersion}, nil
 }
 
 // Kubectl runs kubectl against the run's cluster and returns its output.

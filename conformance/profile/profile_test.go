@@ -21,8 +21,16 @@ func TestShippedProfilesAndConfigLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, spec := range []string{"create", "scale", "replace", "upgrade", "cleanup"} {
-		c.GetIntervals(spec, "members-ready") // panics when missing
+	// Every wait the specs and framework ask for must resolve (GetIntervals
+	// panics otherwise, in the middle of a run).
+	for _, spec := range append([]string{"install"}, CheckLabels...) {
+		for _, wait := range []string{"operator-ready", "members-ready", "traffic-ready", "cr-deleted", "namespace-deleted", "uninstall"} {
+			c.GetIntervals(spec, wait)
+		}
+	}
+	c.GetIntervals("cleanup", "inventory-empty")
+	for _, b := range []string{"create/time-to-ready", "scale/time-to-scale", "replace/mttr", "upgrade/duration", "upgrade/longest-write-gap", "scale/longest-write-gap", "replace/longest-write-gap"} {
+		c.Budget(b)
 	}
 }
 

@@ -72,11 +72,11 @@ func Compare(uses []Use, grants []Grant) Diff {
 			}
 		}
 		if g.Namespace == "" {
-			if used, clusterUse := usedBy(g, uses); used && !clusterUse {
-				d.Findings = append(d.Findings, Finding{FindingClusterScope, g.Source, fmt.Sprintf("%s: %s grants %s cluster-wide but only namespaced use was seen", FindingClusterScope, g.Source, describeRule(r))})
+			if ns, ok := singleNamespace(g, uses); ok {
+				d.Findings = append(d.Findings, Finding{FindingClusterScope, g.Source, fmt.Sprintf("%s: %s grants %s cluster-wide but every use was in namespace %s: a Role there would do", FindingClusterScope, g.Source, describeRule(r), ns)})
 			}
 		}
-		if used, _ := usedBy(g, uses); !used {
+		if !usedBy(g, uses) {
 			d.Unused = append(d.Unused, fmt.Sprintf("%s: %s", g.Source, describeRule(r)))
 		}
 	}
@@ -88,19 +88,31 @@ func Compare(uses []Use, grants []Grant) Diff {
 	return d
 }
 
-// usedBy reports whether any use falls under the grant, and whether one of
-// them needed cluster scope.
-func usedBy(g Grant, uses []Use) (used, clusterUse bool) {
+// usedBy reports whether any use falls under the grant.
+func usedBy(g Grant, uses []Use) bool {
 	for _, u := range uses {
-		if g.Namespace != "" && u.Namespace != g.Namespace {
-			continue
-		}
-		if ruleAllows(g.Rule, u.APIGroup, u.Resource, u.Verb) {
-			used = true
-			clusterUse = clusterUse || u.Namespace == ""
+		if (g.Namespace == "" || u.Namespace == g.Namespace) && ruleAllows(g.Rule, u.APIGroup, u.Resource, u.Verb) {
+			return true
 		}
 	}
-	return used, clusterUse
+	return false
+}
+
+// singleNamespace reports whether every use under a cluster-wide grant was
+// in one and the same namespace. Uses across several namespaces (an
+// operator managing clusters anywhere) or at cluster scope justify it.
+func singleNamespace(g Grant, uses []Use) (string, bool) {
+	ns := ""
+	for _, u := range uses {
+		if !ruleAllows(g.Rule, u.APIGroup, u.Resource, u.Verb) {
+			continue
+		}
+		if u.Namespace == "" || (ns != "" && u.Namespace != ns) {
+			return "", false
+		}
+		ns = u.Namespace
+	}
+	return ns, ns != ""
 }
 
 func granted(u Use, grants []Grant) bool {

@@ -52,22 +52,24 @@ func TestCompare(t *testing.T) {
 		{Namespace: "ops", Source: "Role ops/op", Rule: rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create"}}},
 	}
 	cases := []struct {
-		name   string
-		grants []Grant
-		kinds  []string
-		unused int
+		name      string
+		grants    []Grant
+		kinds     []string
+		unused    int
+		extraUses []Use
 	}{
 		{name: "exact grants pass", grants: exact},
 		{name: "unused grant is reported, not failed", grants: append(exact[:2:2], Grant{Namespace: "ops", Source: "Role ops/extra", Rule: rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}}}), unused: 1},
 		{name: "wildcard fails", grants: append(exact[:2:2], Grant{Namespace: "ops", Source: "Role ops/wild", Rule: rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"*"}}}), kinds: []string{FindingWildcard, FindingDangerous}},
 		{name: "secrets list is dangerous", grants: append(exact[:2:2], Grant{Namespace: "ops", Source: "Role ops/s", Rule: rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list"}}}), kinds: []string{FindingDangerous}, unused: 1},
 		{name: "cluster scope for namespaced use fails", grants: []Grant{exact[0], {Source: "ClusterRoleBinding op -> ClusterRole op", Rule: exact[1].Rule}}, kinds: []string{FindingClusterScope}},
+		{name: "cluster scope used in several namespaces is fine", grants: []Grant{exact[0], {Source: "ClusterRoleBinding op -> ClusterRole op", Rule: rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create", "delete"}}}}, extraUses: []Use{{Namespace: "other", Resource: "pods", Verb: "delete"}}},
 		{name: "used but not granted fails", grants: exact[:1], kinds: []string{FindingNotGranted}},
 		{name: "impersonate is dangerous", grants: append(exact[:2:2], Grant{Source: "ClusterRole x", Rule: rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"users"}, Verbs: []string{"impersonate"}}}), kinds: []string{FindingDangerous}, unused: 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d := Compare(uses(t), tc.grants)
+			d := Compare(append(uses(t), tc.extraUses...), tc.grants)
 			var kinds []string
 			for _, f := range d.Findings {
 				kinds = append(kinds, f.Kind)

@@ -103,6 +103,9 @@ func Run(ctx context.Context, o Options) int {
 	fmt.Printf("\nreports: %s\n", o.Framework.ReportDir)
 	fmt.Print(rep.Markdown())
 	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintln(os.Stderr, "etcdproof: interrupted; the results above are incomplete")
+		return ExitCouldNot
 	case suite.SetupFailed:
 		fmt.Fprintln(os.Stderr, "etcdproof: could not install or start the operator; see the report")
 		return ExitCouldNot
@@ -131,7 +134,8 @@ func ranNothing(rep *report.Report) bool {
 
 func buildReport(ctx context.Context, o Options, env *framework.Env, s *specs.Suite, started time.Time) *report.Report {
 	rep := &report.Report{SchemaVersion: report.SchemaVersion, Profile: env.Profile.Name, Started: started, Duration: report.Ms(time.Since(started)), Passed: true}
-	rep.Environment = environment(ctx, o, env)
+	// The run's context may be cancelled (interrupt); the fingerprint is still wanted.
+	rep.Environment = environment(context.WithoutCancel(ctx), o, env)
 	byLabel := map[string]types.SpecReport{}
 	for _, sr := range s.GinkgoReport.SpecReports {
 		if sr.LeafNodeType != types.NodeTypeIt {
@@ -172,10 +176,7 @@ func buildReport(ctx context.Context, o Options, env *framework.Env, s *specs.Su
 }
 
 func environment(ctx context.Context, o Options, env *framework.Env) report.Environment {
-	e := report.Environment{Operator: env.Profile.Operator.Version, Suite: suiteVersion()}
-	if v, err := env.Kube.Discovery().ServerVersion(); err == nil {
-		e.Kubernetes = v.GitVersion
-	}
+	e := report.Environment{Kubernetes: env.ServerVersion, Operator: env.Profile.Operator.Version, Suite: suiteVersion()}
 	if o.Kind != "" {
 		if out, err := exec.CommandContext(ctx, o.Kind, "version").Output(); err == nil {
 			e.Kind = strings.TrimSpace(string(out))

@@ -33,19 +33,20 @@ func CleanupSpec(ctx SpecContext, s *Suite) {
 	s.Uninstalled = true
 
 	By("waiting for the inventory to match the one taken before install")
-	var left []inventory.Object
 	leftovers := func() []string {
 		after, err := inventory.Take(ctx, e.Disc, e.Dynamic)
 		if err != nil {
 			return []string{err.Error()}
 		}
-		left = inventory.Leftovers(s.Before, after, inventory.DefaultExclusions)
+		left := inventory.Leftovers(s.Before, after, inventory.DefaultExclusions)
+		// Saved on every poll so the last state is in the report dir.
+		_ = e.WriteJSON(left, "cleanup", "leftovers.json")
 		var out []string
 		for _, o := range left {
 			out = append(out, o.String())
 		}
 		return out
 	}
-	Eventually(ctx, leftovers).WithTimeout(e.Config.Timeout("cleanup", "inventory-empty")).WithPolling(e.Config.Polling("cleanup", "inventory-empty")).Should(BeEmpty(), "objects left behind after uninstall")
-	Expect(e.WriteJSON(left, "cleanup", "leftovers.json")).To(Succeed())
+	Eventually(ctx, leftovers).WithTimeout(e.Config.Timeout("cleanup", "inventory-empty")).WithPolling(e.Config.Polling("cleanup", "inventory-empty")).
+		Should(BeEmpty(), "objects left behind after uninstall (cleanup/leftovers.json)")
 }

@@ -7,6 +7,7 @@ package specs
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive // Ginkgo's DSL reads best dot-imported.
@@ -160,7 +161,9 @@ func withTraffic(ctx context.Context, s *Suite, c *framework.EtcdCluster, check,
 
 // expectTraffic fails the spec with the traffic verdict.
 func expectTraffic(res framework.TrafficResult, phase string) {
-	ExpectWithOffset(1, res.Failures).To(BeEmpty(), "traffic during %s: %v (history %s)", phase, res.Failures, res.HistoryFile)
+	if len(res.Failures) > 0 {
+		Fail(fmt.Sprintf("traffic during %s: %s (history %s)", phase, strings.Join(res.Failures, "; "), res.HistoryFile), 1)
+	}
 }
 
 // expectWithin records a timing and holds it to its budget.
