@@ -115,8 +115,11 @@ smoke: ## Check the cluster: a 3-member etcd StatefulSet serves put/get through 
 
 PROFILE ?= reference
 ETCDPROOF_IMAGE ?= etcdproof/etcdproof:dev
-# Extra flags for `etcdproof run`, e.g. E2E_FLAGS='--label-filter=create||scale'.
+# Checks to run, a Ginkgo label filter, e.g. LABEL_FILTER='create||scale' (default: all).
+LABEL_FILTER ?=
+# Extra flags for `etcdproof run`, e.g. E2E_FLAGS=--skip-cleanup.
 E2E_FLAGS ?=
+E2E_FILTER_FLAG = $(if $(LABEL_FILTER),--label-filter '$(LABEL_FILTER)')
 CLUSTER_ENV := $(SUBSTRATE_ENV) scripts/cluster-env.sh
 # Where the cluster is comes from the substrate's cluster-env.sh; the audit
 # log is passed only when this host can read it (else the rbac check skips).
@@ -145,8 +148,8 @@ e2e: e2e-substrate ## Run every check against PROFILE (default reference); repor
 
 .PHONY: e2e-run
 e2e-run: ## Run the checks on the cluster as it is (no substrate step): PROFILE, REPORT_DIR, E2E_FLAGS.
-	$(BIN)/etcdproof run $(E2E_CLUSTER_FLAGS) --profile $(PROFILE) --report-dir $(REPORT_DIR) $(E2E_FLAGS)
+	$(BIN)/etcdproof run $(E2E_CLUSTER_FLAGS) --profile $(PROFILE) --report-dir $(REPORT_DIR) $(E2E_FILTER_FLAG) $(E2E_FLAGS)
 
 .PHONY: e2e-selftest
 e2e-selftest: e2e-substrate ## Prove each known-bad profile (selftest-*.yaml) fails its intended check.
-	$(BIN)/etcdproof selftest $(E2E_CLUSTER_FLAGS) --report-dir $(REPORT_DIR)/selftest $(E2E_FLAGS)
+	$(BIN)/etcdproof selftest $(E2E_CLUSTER_FLAGS) --report-dir $(REPORT_DIR)/selftest $(E2E_FILTER_FLAG) $(E2E_FLAGS)

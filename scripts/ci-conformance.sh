@@ -18,7 +18,7 @@ for image in ${OPERATOR_IMAGES:-}; do
 done
 
 rc=0
-make e2e-run PROFILE="$profile" REPORT_DIR="$report_dir" E2E_FLAGS="${LABEL_FILTER:+--label-filter=$LABEL_FILTER}" || rc=$?
+make e2e-run PROFILE="$profile" REPORT_DIR="$report_dir" LABEL_FILTER="${LABEL_FILTER:-}" || rc=$?
 case $rc in 0) result=pass ;; 1) result=fail ;; *) result=error ;; esac
 if [[ -n ${GITHUB_OUTPUT:-} ]]; then
   echo "result=$result" >>"$GITHUB_OUTPUT"

@@ -1,12 +1,14 @@
 // Command clusterrole turns the generated namespaced Role into the ClusterRole
 // used by the cluster-wide install (stdin → stdout), so both grant exactly the
-// same verbs and only the scope differs.
+// same verbs and only the scope differs. Leader election is not part of it:
+// it needs a Lease in the operator's namespace only, which a separate Role grants.
 package main
 
 import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
@@ -30,6 +32,12 @@ func run(in io.Reader, out io.Writer) error {
 	}
 	if role.Kind != "Role" {
 		return fmt.Errorf("expected one Role, got kind %q", role.Kind)
+	}
+	for _, rule := range role.Rules {
+		if slices.Contains(rule.APIGroups, "coordination.k8s.io") {
+			return fmt.Errorf("the Role grants %v in coordination.k8s.io: leader election is used in the operator's "+
+				"namespace only and belongs in manifests/rbac/leader_election_role.yaml, not in a ClusterRole", rule.Resources)
+		}
 	}
 	cr := map[string]any{
 		"apiVersion": "rbac.authorization.k8s.io/v1",

@@ -53,6 +53,15 @@ func (r *Reconciler) act(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *o
 		if a.Upgrade {
 			r.upgraded(c, "Member %s replaced by a member running %s", a.Member, desired.Image(c, a.Version))
 		}
+	case plan.StopMember:
+		// A graceful deletion: etcd gets SIGTERM and the pod's grace period
+		// to stop serving; the plan removes the member once the pod is gone.
+		if err := r.deletePod(ctx, obs, a.Member); err != nil {
+			return err
+		}
+		if a.Upgrade {
+			r.upgraded(c, "Member %s stopping, replaced by a member running %s", a.Member, desired.Image(c, a.Version))
+		}
 	case plan.MoveLeader:
 		if err := obs.admin.MoveLeader(callCtx, a.TargetID); err != nil {
 			return err
@@ -163,8 +172,8 @@ func (r *Reconciler) addMember(ctx context.Context, c *etcdv1beta2.EtcdCluster, 
 	return nil
 }
 
-// removeMember removes a member from etcd first and deletes its pod and
-// claim second, so etcd never waits on a member that is being deleted.
+// removeMember removes a member from etcd, then deletes its pod (unless the
+// plan stopped it first and it is gone already) and its claim.
 func (r *Reconciler) removeMember(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, a *plan.Action) error {
 	if err := obs.admin.Remove(ctx, a.MemberID); err != nil {
 		return err

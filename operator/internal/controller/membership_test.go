@@ -275,87 +275,112 @@ func TestDeadMemberIsRemovedAndReplaced(t *testing.T) {
 	})
 }
 
-// TestScaleDownRemovesAFollowerFromMembershipThenItsPod checks the order of a
-// scale down on real members: membership first, pod second, leader kept.
-func TestScaleDownRemovesAFollowerFromMembershipThenItsPod(t *testing.T) {
+// TestScaleDownOrder checks on real members in which order a member leaves.
+// With 3 voters it is stopped first (its pod deleted gracefully, so its
+// clients get retryable errors) and removed from membership once the pod is
+// gone. With 2 voters stopping one would lose quorum, so membership goes
+// first. Either way the leader stays.
+func TestScaleDownOrder(t *testing.T) {
 	needAPIServer(t)
-	ctx := context.Background()
-	c, pods, members := runningCluster(t, "shrink", 3, plan.Options{})
-
-	admin, err := etcdadmin.Dial(clientURLs(members, pods...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = admin.Close() }()
-	var leader uint64
-	for _, s := range admin.Statuses(ctx) {
-		if s.Healthy() {
-			leader = s.LeaderID
-		}
-	}
-
-	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"size":2}}`))
-	if err := k8s.Patch(ctx, c, patch); err != nil {
-		t.Fatal(err)
-	}
-	var removed string
-	waitFor(t, "a follower leaves the membership", func() error {
-		ms, err := admin.Members(ctx)
-		if err != nil {
-			return err
-		}
-		if len(ms) != 2 {
-			return fmt.Errorf("%d members", len(ms))
-		}
-		names := map[string]bool{}
-		for _, m := range ms {
-			names[m.Name] = true
-		}
-		for _, p := range pods {
-			if !names[p.Name] {
-				removed = p.Name
+	for _, tt := range []struct {
+		name      string
+		from, to  int
+		stopFirst bool
+	}{
+		{"shrink-3-to-2", 3, 2, true},
+		{"shrink-2-to-1", 2, 1, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			c, pods, members := runningCluster(t, tt.name, tt.from, plan.Options{})
+			admin, err := etcdadmin.Dial(clientURLs(members, pods...))
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		for _, m := range ms {
-			if m.ID == leader {
+			defer func() { _ = admin.Close() }()
+			var leader uint64
+			for _, s := range admin.Statuses(ctx) {
+				if s.Healthy() {
+					leader = s.LeaderID
+				}
+			}
+			kubelet := holdPodsUntilStopped(t, pods, members, admin)
+
+			patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"spec":{"size":%d}}`, tt.to)))
+			if err := k8s.Patch(ctx, c, patch); err != nil {
+				t.Fatal(err)
+			}
+			var removed string
+			waitFor(t, "a follower leaves the membership, the leader stays", func() error {
+				ms, err := admin.Members(ctx)
+				if err != nil {
+					return err
+				}
+				if len(ms) != tt.to {
+					return fmt.Errorf("%d members", len(ms))
+				}
+				names := map[string]bool{}
+				for _, m := range ms {
+					names[m.Name] = true
+				}
+				for _, p := range pods {
+					if !names[p.Name] {
+						removed = p.Name
+					}
+				}
+				for _, m := range ms {
+					if m.ID == leader {
+						return nil
+					}
+				}
+				return fmt.Errorf("the leader %x was removed", leader)
+			})
+			waitFor(t, "the removed member's pod is deleted", func() error {
+				left, err := memberPods(ctx, c.Namespace, c.Name)
+				if err != nil {
+					return err
+				}
+				for _, p := range left {
+					if p.Name == removed {
+						return fmt.Errorf("pod %s still exists", removed)
+					}
+				}
+				if len(left) != tt.to {
+					return fmt.Errorf("%d pods", len(left))
+				}
 				return nil
+			})
+			wasMember, stopped := kubelet.stopped(removed)
+			if !stopped {
+				t.Fatalf("pod %s went away without its member being stopped", removed)
 			}
-		}
-		return fmt.Errorf("the leader %x was removed", leader)
-	})
-	waitFor(t, "the removed member's pod is deleted", func() error {
-		left, err := memberPods(ctx, c.Namespace, c.Name)
-		if err != nil {
-			return err
-		}
-		for _, p := range left {
-			if p.Name == removed {
-				return fmt.Errorf("pod %s still exists", removed)
+			if wasMember != tt.stopFirst {
+				t.Fatalf("member %s still in membership when its pod was deleted: %v, want %v (stop first: %v)",
+					removed, wasMember, tt.stopFirst, tt.stopFirst)
 			}
-		}
-		if len(left) != 2 {
-			return fmt.Errorf("%d pods", len(left))
-		}
-		return nil
-	})
-	waitFor(t, "status shows 2 ready members and a Member Removed event", func() error {
-		var got etcdv1beta2.EtcdCluster
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(c), &got); err != nil {
-			return err
-		}
-		scaling := meta.FindStatusCondition(got.Status.Conditions, conditions.Scaling)
-		if got.Status.Size != 2 || len(got.Status.Members.Ready) != 2 || scaling == nil || scaling.Status != metav1.ConditionFalse {
-			return fmt.Errorf("status %+v", got.Status)
-		}
-		seen, err := eventReasons(ctx, c.Namespace)
-		if err != nil {
-			return err
-		}
-		if !seen[conditions.EventMemberRemoved] {
-			return fmt.Errorf("no %q event (have %v)", conditions.EventMemberRemoved, seen)
-		}
-		return nil
-	})
+			waitFor(t, "status shows the new size and a Member Removed event", func() error {
+				var got etcdv1beta2.EtcdCluster
+				if err := k8s.Get(ctx, client.ObjectKeyFromObject(c), &got); err != nil {
+					return err
+				}
+				scaling := meta.FindStatusCondition(got.Status.Conditions, conditions.Scaling)
+				recovering := meta.FindStatusCondition(got.Status.Conditions, conditions.Recovering)
+				if got.Status.Size != tt.to || len(got.Status.Members.Ready) != tt.to ||
+					scaling == nil || scaling.Status != metav1.ConditionFalse ||
+					recovering == nil || recovering.Status != metav1.ConditionFalse {
+					return fmt.Errorf("status %+v", got.Status)
+				}
+				seen, err := eventReasons(ctx, c.Namespace)
+				if err != nil {
+					return err
+				}
+				if !seen[conditions.EventMemberRemoved] || seen[conditions.EventReplacingDeadMember] {
+					return fmt.Errorf("want %q and no %q event (have %v)", conditions.EventMemberRemoved, conditions.EventReplacingDeadMember, seen)
+				}
+				return nil
+			})
+		})
+	}
 }
 
 // TestUpgradeWithVolumesRestartsMembersInPlaceLeaderLast upgrades a cluster

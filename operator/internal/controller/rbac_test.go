@@ -11,6 +11,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -18,22 +19,17 @@ import (
 	"github.com/etcdproof/etcdproof/operator/internal/plan"
 )
 
-// TestGeneratedRoleIsEnough runs the operator as a ServiceAccount bound to
-// the generated Role (manifests/rbac/role.yaml) and nothing else: creating a
-// cluster must work with exactly those verbs.
+// TestGeneratedRoleIsEnough runs the operator, with leader election on, as a
+// ServiceAccount bound to the generated Role (manifests/rbac/role.yaml) and
+// the leader-election Role and nothing else: creating a cluster must work
+// with exactly those verbs, and the generated Role (the ClusterRole's source)
+// must not carry the Leases only the operator's own namespace needs.
 func TestGeneratedRoleIsEnough(t *testing.T) {
 	needAPIServer(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
 
-	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "manifests", "rbac", "role.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var role rbacv1.Role
-	if err := yaml.UnmarshalStrict(raw, &role); err != nil {
-		t.Fatal(err)
-	}
+	role := readRole(t, "role.yaml")
 	for _, rule := range role.Rules {
 		for _, verb := range rule.Verbs {
 			if verb == "*" {
@@ -41,32 +37,41 @@ func TestGeneratedRoleIsEnough(t *testing.T) {
 			}
 		}
 		for _, res := range rule.Resources {
-			if res == "secrets" || res == "*" {
+			if res == "secrets" || res == "*" || res == "leases" {
 				t.Fatalf("generated Role grants %s: %+v", res, rule)
 			}
 		}
 	}
-	role.Namespace = ns
+	election := readRole(t, "leader_election_role.yaml")
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "etcd-operator", Namespace: ns}}
-	binding := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "etcd-operator", Namespace: ns},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: ns}},
+	objects := []client.Object{sa}
+	for _, r := range []*rbacv1.Role{role, election} {
+		r.Namespace = ns
+		objects = append(objects, r, &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: r.Name, Namespace: ns},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: r.Name},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: ns}},
+		})
 	}
-	for _, obj := range []client.Object{&role, sa, binding} {
+	for _, obj := range objects {
 		if err := k8s.Create(ctx, obj); err != nil {
 			t.Fatal(err)
 		}
 	}
 	asOperator := rest.CopyConfig(cfg)
 	asOperator.Impersonate = rest.ImpersonationConfig{UserName: fmt.Sprintf("system:serviceaccount:%s:%s", ns, sa.Name)}
-	startOperatorAs(t, asOperator, ns, nil, plan.Options{})
+	startOperatorAs(t, asOperator, ns, nil, plan.Options{}, func(o *ctrl.Options) {
+		o.LeaderElection = true
+		o.LeaderElectionID = "etcd-operator.etcd.database.coreos.com"
+		o.LeaderElectionNamespace = ns
+		o.LeaderElectionReleaseOnCancel = true
+	})
 
 	c := newCluster(ns, "rbac", 3, "3.5.21")
 	if err := k8s.Create(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "pods, Services and status made with the Role's verbs only", func() error {
+	waitFor(t, "leadership won; pods, Services and status made with the Roles' verbs only", func() error {
 		pods, err := memberPods(ctx, ns, "rbac")
 		if err != nil {
 			return err
@@ -84,4 +89,17 @@ func TestGeneratedRoleIsEnough(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+func readRole(t *testing.T, file string) *rbacv1.Role {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "manifests", "rbac", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role rbacv1.Role
+	if err := yaml.UnmarshalStrict(raw, &role); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return &role
 }

@@ -115,7 +115,7 @@ func computeStatus(c *etcdv1beta2.EtcdCluster, obs *observation, a plan.Action) 
 
 	dead := plan.Dead(obs.Observed)
 	switch {
-	case obs.MembershipKnown && len(dead) > 0:
+	case obs.MembershipKnown && len(dead) > 0 && !plan.Surplus(obs.Observed):
 		set(conditions.Recovering, true, conditions.ReasonReplacingDeadMember, fmt.Sprintf("%d dead member(s), first %s", len(dead), dead[0].Name))
 	case a.Kind == plan.RecreatePod || (a.Kind == plan.RestartMember && !a.Upgrade):
 		set(conditions.Recovering, true, conditions.ReasonRestartingMember, a.Message)

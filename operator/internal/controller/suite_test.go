@@ -93,17 +93,22 @@ func startOperator(t *testing.T, namespace string, dial etcdadmin.Dialer) {
 	startOperatorAs(t, cfg, namespace, dial, plan.Options{})
 }
 
-// startOperatorAs is startOperator with the given credentials and options.
-func startOperatorAs(t *testing.T, restCfg *rest.Config, namespace string, dial etcdadmin.Dialer, opts plan.Options) {
+// startOperatorAs is startOperator with the given credentials and options;
+// edits change the manager's options (leader election, say).
+func startOperatorAs(t *testing.T, restCfg *rest.Config, namespace string, dial etcdadmin.Dialer, opts plan.Options, edits ...func(*ctrl.Options)) {
 	t.Helper()
-	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
+	mgrOpts := ctrl.Options{
 		Scheme:                 scheme,
 		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{namespace: {}}},
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		// Every test starts its own manager with the same controller name.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	}
+	for _, edit := range edits {
+		edit(&mgrOpts)
+	}
+	mgr, err := ctrl.NewManager(restCfg, mgrOpts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,6 +81,11 @@ func TestMemberPod(t *testing.T) {
 						t.Errorf("command %q lacks %q", cmd, want)
 					}
 				}
+				// The plan stops members by deleting their pods: etcd needs time
+				// to drain client calls and hand over leadership after SIGTERM.
+				if g := p.Spec.TerminationGracePeriodSeconds; g == nil || *g < 30 {
+					t.Errorf("terminationGracePeriodSeconds %v: etcd may be killed before it stops gracefully", g)
+				}
 				if p.Spec.Hostname != "example-a" || p.Spec.Subdomain != "example" {
 					t.Errorf("hostname/subdomain %q/%q", p.Spec.Hostname, p.Spec.Subdomain)
 				}

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
 )
@@ -147,15 +148,25 @@ func MemberPod(c *etcdv1beta2.EtcdCluster, m Member) *corev1.Pod {
 					FailureThreshold: 3,
 				},
 			}},
-			Volumes:         []corev1.Volume{dataVolume(c, m.Name)},
-			NodeSelector:    policy.NodeSelector,
-			Tolerations:     policy.Tolerations,
-			Affinity:        affinity(c, policy),
-			SecurityContext: podSecurityContext(policy),
+			// etcd is PID 1 and handles SIGTERM; the plan stops members by
+			// deleting their pods, so etcd must get the time to finish.
+			TerminationGracePeriodSeconds: ptr.To(TerminationGracePeriodSeconds),
+			Volumes:                       []corev1.Volume{dataVolume(c, m.Name)},
+			NodeSelector:                  policy.NodeSelector,
+			Tolerations:                   policy.Tolerations,
+			Affinity:                      affinity(c, policy),
+			SecurityContext:               podSecurityContext(policy),
 		},
 	}
 	return pod
 }
+
+// TerminationGracePeriodSeconds is how long etcd has to stop after SIGTERM
+// before it is killed. Its graceful stop drains client gRPC calls for up to
+// the request timeout (5 s plus two election timeouts, 7 s by default) and
+// then, if it still leads, hands leadership over within the same bound; 60 s
+// covers both with room for slow disks and longer election timeouts.
+const TerminationGracePeriodSeconds int64 = 60
 
 // NonRootUser runs etcd when spec.pod.securityContext does not say otherwise.
 const NonRootUser = 65532

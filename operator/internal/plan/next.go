@@ -163,10 +163,24 @@ func orphanPods(o Observed, _ Options, _ string) (Action, bool) {
 	return Action{}, false
 }
 
+// Surplus reports whether the live members already reach spec.size, so a
+// dead member is not replaced or restarted but removed from membership: it is
+// the member a scale down or an upgrade stopped (see stopFirst), or one that
+// died while the cluster was too big anyway.
+func Surplus(o Observed) bool {
+	return len(liveMembers(o)) >= o.Size
+}
+
 func deadMembers(o Observed, opts Options, version string) (Action, bool) {
 	for _, m := range Dead(o) {
 		p, hasPod := o.pod(m.Name)
 		switch {
+		case Surplus(o):
+			// Checked before the unsafe modes too: recreating a member that
+			// was stopped on purpose would undo the scale down forever.
+			return Action{Kind: RemoveMember, Member: m.Name, MemberID: m.ID, Reason: conditions.ReasonScalingDown,
+				Message:      fmt.Sprintf("member %s is stopped and not needed: removing it from membership", m.Name),
+				RequeueAfter: AfterChange}, true
 		case opts.UpgradeAllAtOnce && !hasPod:
 			// Unsafe: restart in place whatever the volume, no gate.
 			return Action{Kind: RecreatePod, Member: m.Name, Version: version, Reason: conditions.ReasonRestartingMember,
@@ -270,10 +284,44 @@ func scale(o Observed, _ Options, version string) (Action, bool) {
 		if upgrade {
 			reason = conditions.ReasonUpgradeInProgress
 		}
+		if stopFirst(live, victim) {
+			return Action{Kind: StopMember, Member: victim.Name, MemberID: victim.ID, Upgrade: upgrade, Version: version,
+				Reason:       reason,
+				Message:      fmt.Sprintf("stopping member %s; it leaves the membership once its pod is gone", victim.Name),
+				RequeueAfter: AfterChange}, true
+		}
 		return Action{Kind: RemoveMember, Member: victim.Name, MemberID: victim.ID, Upgrade: upgrade, Version: version,
 			Reason: reason, Message: fmt.Sprintf("removing member %s", victim.Name), RequeueAfter: AfterChange}, true
 	}
 	return Action{}, false
+}
+
+// stopFirst decides the order in which a healthy member leaves (scale down,
+// or the outdated member an emptyDir upgrade replaces).
+//
+// Stopping first (graceful pod deletion, then membership removal once the pod
+// is gone) is what clients need: on SIGTERM etcd stops its gRPC server
+// gracefully, the client Service drops the terminating pod, and clients see
+// Unavailable, which clientv3 retries on another endpoint. A member removed
+// from membership while it still serves fails its in-flight requests with
+// "raft: stopped" (code Unknown), which clients do not retry.
+//
+// Stopping first is safe only if the other voters keep quorum meanwhile: with
+// N voters, the N-1 others must all be healthy and N-1 >= N/2+1, that is N >= 3.
+// With N <= 2 a stopped member would stop the cluster until its removal, so
+// there membership goes first and clients may see those errors.
+func stopFirst(live []Member, victim Member) bool {
+	voters, healthyOthers := 0, 0
+	for _, m := range live {
+		if m.IsLearner {
+			continue
+		}
+		voters++
+		if m.ID != victim.ID && m.Healthy {
+			healthyOthers++
+		}
+	}
+	return voters >= 3 && healthyOthers == voters-1 && healthyOthers >= voters/2+1
 }
 
 // pickVictim prefers an outdated member, then a follower, then the newest name
@@ -332,7 +380,8 @@ func upgrade(o Observed, opts Options, version string) (Action, bool) {
 	}
 	if !o.UsesPVC {
 		// emptyDir: a restarted member would come back empty, so add an
-		// up-to-date member first and then remove an outdated one (scale picks it):
+		// up-to-date member first and then take out an outdated one (scale
+		// picks it and stops it first where quorum allows, see stopFirst):
 		// the cluster never has fewer voters than spec.size.
 		return Action{Kind: AddMember, Version: version, Upgrade: true, Reason: conditions.ReasonUpgradeInProgress,
 			Message:      fmt.Sprintf("adding a %s member to replace an outdated one (%d outdated)", version, len(outdated)),

@@ -124,11 +124,30 @@ func TestNext(t *testing.T) {
 			Options{}, Action{Kind: Wait}},
 		{"scale up adds one member", with(healthy, func(o *Observed) { o.Size = 5 }),
 			Options{}, Action{Kind: AddMember, Version: "3.5.21"}},
-		{"scale down removes a follower, never the leader", with(healthy, func(o *Observed) { o.Size = 2 }),
+		{"scale down from 3 voters stops a follower first, never the leader", with(healthy, func(o *Observed) { o.Size = 2 }),
+			Options{}, Action{Kind: StopMember, Member: "b", MemberID: 2}},
+		{"scale down: the stopped member is removed from membership once its pod is gone",
+			with(healthy, func(o *Observed) { o.Size = 2; dropPod(o, "b"); o.Members[1].Healthy = false }),
 			Options{}, Action{Kind: RemoveMember, Member: "b", MemberID: 2}},
-		{"scale 2 to 1 keeps the leader and removes the follower",
-			with(cluster("3.5.21", "a", "b"), func(o *Observed) { o.Size = 1; o.LeaderID = 1; o.Members[1].Healthy = true }),
-			Options{}, Action{Kind: RemoveMember, Member: "b"}},
+		{"scale down: a stopped member's terminating pod is waited for",
+			with(healthy, func(o *Observed) { o.Size = 2; o.Pods[1].Terminating = true; o.Members[1].Healthy = false }),
+			Options{}, Action{Kind: Wait}},
+		{"scale down: a stopped member whose pod failed is removed, not restarted",
+			with(healthy, func(o *Observed) { o.Size = 2; o.Pods[1].Failed = true; o.Members[1].Healthy = false }),
+			Options{}, Action{Kind: RemoveMember, Member: "b", MemberID: 2}},
+		{"scale 2 to 1 removes the follower from membership first (stopping it would lose quorum)",
+			with(cluster("3.5.21", "a", "b"), func(o *Observed) { o.Size = 1 }),
+			Options{}, Action{Kind: RemoveMember, Member: "b", MemberID: 2}},
+		{"unsafe modes never bring back a member stopped on purpose",
+			with(healthy, func(o *Observed) { o.Size = 2; dropPod(o, "b") }),
+			Options{SkipDeadMemberRemoval: true}, Action{Kind: RemoveMember, Member: "b", MemberID: 2}},
+		{"pvc: a stopped member is removed (its claim with it), not restarted on its claim",
+			with(healthy, func(o *Observed) {
+				o.UsesPVC, o.Size = true, 2
+				o.PVCs = map[string]bool{"a": true, "b": true, "c": true}
+				dropPod(o, "b")
+			}),
+			Options{}, Action{Kind: RemoveMember, Member: "b", MemberID: 2}},
 		{"upgrade on emptyDir adds an up-to-date member first",
 			with(healthy, func(o *Observed) { o.Version = "3.6.5" }),
 			Options{}, Action{Kind: AddMember, Version: "3.6.5", Upgrade: true}},
@@ -137,7 +156,21 @@ func TestNext(t *testing.T) {
 				o.Size, o.Version = 3, "3.6.5"
 				o.Pods[3].Version, o.Pods[3].Image = "3.6.5", repo+":v3.6.5"
 			}),
-			Options{}, Action{Kind: RemoveMember, Member: "b", MemberID: 2, Upgrade: true}},
+			Options{}, Action{Kind: StopMember, Member: "b", MemberID: 2, Upgrade: true}},
+		{"upgrade on emptyDir with spec.size 1 removes the outdated member from membership first",
+			with(cluster("3.5.21", "a", "b"), func(o *Observed) {
+				o.Size, o.Version = 1, "3.6.5"
+				o.LeaderID = 2
+				o.Pods[1].Version, o.Pods[1].Image = "3.6.5", repo+":v3.6.5"
+			}),
+			Options{}, Action{Kind: RemoveMember, Member: "a", MemberID: 1, Upgrade: true}},
+		{"upgrade with another voter unhealthy waits instead of stopping one",
+			with(cluster("3.5.21", "a", "b", "c", "d"), func(o *Observed) {
+				o.Size, o.Version = 3, "3.6.5"
+				o.Pods[3].Version, o.Pods[3].Image = "3.6.5", repo+":v3.6.5"
+				o.Members[2].Healthy = false
+			}),
+			Options{}, Action{Kind: Wait}},
 		{"upgrade moves leadership off an outdated leader before removing it",
 			with(cluster("3.6.5", "a", "b", "c", "d"), func(o *Observed) {
 				o.Size = 3

@@ -81,8 +81,12 @@ const (
 	AddMember Kind = "AddMember"
 	// PromoteLearner: make learner MemberID a voter.
 	PromoteLearner Kind = "PromoteLearner"
-	// RemoveMember: remove healthy member MemberID from membership, then delete its pod.
+	// RemoveMember: remove member MemberID from membership, then delete its pod
+	// (if any is left) and claim.
 	RemoveMember Kind = "RemoveMember"
+	// StopMember: delete the pod of member MemberID gracefully; once the pod is
+	// gone a later pass removes the member from membership (RemoveMember).
+	StopMember Kind = "StopMember"
 	// RemoveDeadMember: remove dead member MemberID, then delete what is left of it.
 	RemoveDeadMember Kind = "RemoveDeadMember"
 	// MoveLeader: hand leadership to TargetID before touching the leader.
