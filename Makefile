@@ -120,12 +120,7 @@ LABEL_FILTER ?=
 # Extra flags for `etcdproof run`, e.g. E2E_FLAGS=--skip-cleanup.
 E2E_FLAGS ?=
 E2E_FILTER_FLAG = $(if $(LABEL_FILTER),--label-filter '$(LABEL_FILTER)')
-CLUSTER_ENV := $(SUBSTRATE_ENV) scripts/cluster-env.sh
-# Where the cluster is comes from the substrate's cluster-env.sh; the audit
-# log is passed only when this host can read it (else the rbac check skips).
-E2E_CLUSTER_FLAGS = --kubeconfig "$$($(CLUSTER_ENV) KUBECONFIG)" --context "$$($(CLUSTER_ENV) KUBE_CONTEXT)" \
-	--kubectl "$$($(CLUSTER_ENV) KUBECTL)" --kind "$$($(CLUSTER_ENV) KIND)" --traffic-image $(ETCDPROOF_IMAGE) \
-	$$(audit="$$($(CLUSTER_ENV) ETCDPROOF_AUDIT_LOG)"; [ -r "$$audit" ] && echo "--audit-log $$audit")
+E2E_ENV := $(SUBSTRATE_ENV) ETCDPROOF_IMAGE=$(ETCDPROOF_IMAGE)
 
 .PHONY: etcdproof
 etcdproof: ## Build the conformance CLI (run, traffic, validate, selftest): bin/etcdproof.
@@ -148,8 +143,8 @@ e2e: e2e-substrate ## Run every check against PROFILE (default reference); repor
 
 .PHONY: e2e-run
 e2e-run: ## Run the checks on the cluster as it is (no substrate step): PROFILE, REPORT_DIR, E2E_FLAGS.
-	$(BIN)/etcdproof run $(E2E_CLUSTER_FLAGS) --profile $(PROFILE) --report-dir $(REPORT_DIR) $(E2E_FILTER_FLAG) $(E2E_FLAGS)
+	$(E2E_ENV) scripts/run-conformance.sh run --profile $(PROFILE) --report-dir $(REPORT_DIR) $(E2E_FILTER_FLAG) $(E2E_FLAGS)
 
 .PHONY: e2e-selftest
 e2e-selftest: e2e-substrate ## Prove each known-bad profile (selftest-*.yaml) fails its intended check.
-	$(BIN)/etcdproof selftest $(E2E_CLUSTER_FLAGS) --report-dir $(REPORT_DIR)/selftest $(E2E_FILTER_FLAG) $(E2E_FLAGS)
+	$(E2E_ENV) scripts/run-conformance.sh selftest --report-dir $(REPORT_DIR)/selftest $(E2E_FILTER_FLAG) $(E2E_FLAGS)

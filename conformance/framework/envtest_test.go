@@ -58,7 +58,7 @@ func TestProfileDrivenClusterOpsOnARealAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := rbac.Compare([]rbac.Use{{Namespace: "etcd-operator", Resource: "pods", Verb: "create"}}, grants)
+	d := rbac.Compare([]rbac.Use{{Namespace: "etcd-operator", Resource: "pods", Verb: "create"}}, grants, rbac.Scope{OperatorNamespace: "etcd-operator"})
 	var kinds []string
 	for _, f := range d.Findings {
 		kinds = append(kinds, f.Kind)

@@ -55,8 +55,20 @@ var dangerous = []struct {
 	{"*", "*", []string{"impersonate"}, "acts as other users"},
 }
 
+// Scope says where the operator is meant to work, which decides whether a
+// cluster-wide grant used in one namespace only is excess.
+type Scope struct {
+	// OperatorNamespace is where the operator runs (its leases, its events).
+	OperatorNamespace string
+	// ManyNamespaces is true when the operator is installed to manage
+	// clusters in any namespace: a run that exercised one namespace (a label
+	// filter) then says nothing about the scope it needs, except for what it
+	// used in its own namespace, which no other namespace will ever need.
+	ManyNamespaces bool
+}
+
 // Compare diffs observed uses against grants.
-func Compare(uses []Use, grants []Grant) Diff {
+func Compare(uses []Use, grants []Grant, scope Scope) Diff {
 	var d Diff
 	for _, g := range grants {
 		r := g.Rule
@@ -72,7 +84,7 @@ func Compare(uses []Use, grants []Grant) Diff {
 			}
 		}
 		if g.Namespace == "" {
-			if ns, ok := singleNamespace(g, uses); ok {
+			if ns, ok := singleNamespace(g, uses); ok && (!scope.ManyNamespaces || ns == scope.OperatorNamespace) {
 				d.Findings = append(d.Findings, Finding{FindingClusterScope, g.Source, fmt.Sprintf("%s: %s grants %s cluster-wide but every use was in namespace %s: a Role there would do", FindingClusterScope, g.Source, describeRule(r), ns)})
 			}
 		}

@@ -57,19 +57,22 @@ func TestCompare(t *testing.T) {
 		kinds     []string
 		unused    int
 		extraUses []Use
+		scope     Scope
 	}{
 		{name: "exact grants pass", grants: exact},
 		{name: "unused grant is reported, not failed", grants: append(exact[:2:2], Grant{Namespace: "ops", Source: "Role ops/extra", Rule: rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}}}), unused: 1},
 		{name: "wildcard fails", grants: append(exact[:2:2], Grant{Namespace: "ops", Source: "Role ops/wild", Rule: rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"*"}}}), kinds: []string{FindingWildcard, FindingDangerous}},
 		{name: "secrets list is dangerous", grants: append(exact[:2:2], Grant{Namespace: "ops", Source: "Role ops/s", Rule: rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list"}}}), kinds: []string{FindingDangerous}, unused: 1},
 		{name: "cluster scope for namespaced use fails", grants: []Grant{exact[0], {Source: "ClusterRoleBinding op -> ClusterRole op", Rule: exact[1].Rule}}, kinds: []string{FindingClusterScope}},
+		{name: "cluster scope for a many-namespace operator seen in one namespace is fine", grants: []Grant{exact[0], {Source: "ClusterRoleBinding op -> ClusterRole op", Rule: exact[1].Rule}}, scope: Scope{OperatorNamespace: "operator-system", ManyNamespaces: true}},
+		{name: "cluster scope for a many-namespace operator used only in its own namespace fails", grants: []Grant{exact[0], {Source: "ClusterRoleBinding op -> ClusterRole op", Rule: exact[1].Rule}}, scope: Scope{OperatorNamespace: "ops", ManyNamespaces: true}, kinds: []string{FindingClusterScope}},
 		{name: "cluster scope used in several namespaces is fine", grants: []Grant{exact[0], {Source: "ClusterRoleBinding op -> ClusterRole op", Rule: rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create", "delete"}}}}, extraUses: []Use{{Namespace: "other", Resource: "pods", Verb: "delete"}}},
 		{name: "used but not granted fails", grants: exact[:1], kinds: []string{FindingNotGranted}},
 		{name: "impersonate is dangerous", grants: append(exact[:2:2], Grant{Source: "ClusterRole x", Rule: rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"users"}, Verbs: []string{"impersonate"}}}), kinds: []string{FindingDangerous}, unused: 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d := Compare(append(uses(t), tc.extraUses...), tc.grants)
+			d := Compare(append(uses(t), tc.extraUses...), tc.grants, tc.scope)
 			var kinds []string
 			for _, f := range d.Findings {
 				kinds = append(kinds, f.Kind)
@@ -94,7 +97,7 @@ func TestMinimalRolesCoverExactlyTheUses(t *testing.T) {
 	for _, r := range roles[0].Rules {
 		grants = append(grants, Grant{Namespace: "ops", Source: "minimal", Rule: r})
 	}
-	d := Compare(u, grants)
+	d := Compare(u, grants, Scope{})
 	if len(d.Findings) != 0 || len(d.Unused) != 0 {
 		t.Errorf("the derived role is not minimal and sufficient: %+v", d)
 	}

@@ -26,7 +26,8 @@ func RBACSpec(ctx SpecContext, s *Suite) {
 	Expect(uses).NotTo(BeEmpty(), "the audit log has no request by %s since the run started: is auditing on?", e.Profile.Operator.ServiceAccount)
 	grants, err := e.Grants(ctx)
 	Expect(err).NotTo(HaveOccurred())
-	diff := rbac.Compare(uses, grants)
+	scope := rbac.Scope{OperatorNamespace: e.Profile.Operator.Namespace, ManyNamespaces: e.Profile.Cluster.Namespace != "operator"}
+	diff := rbac.Compare(uses, grants, scope)
 
 	roles, clusterRole := rbac.MinimalRoles(e.Profile.Operator.ServiceAccount+"-minimal", uses)
 	Expect(e.WriteJSON(map[string]any{"uses": uses, "grants": grants, "diff": diff}, "rbac", "rbac.json")).To(Succeed())

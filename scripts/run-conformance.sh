@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Run bin/etcdproof against the substrate's cluster, wiring in where the
+# cluster is (kubeconfig, context, kind, kubectl, audit log). Keeps etcdproof's
+# exit code: 0 pass, 1 fail, 2 could not run.
+# usage: run-conformance.sh run|selftest [etcdproof flags...]
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "$0")/lib/common.sh"
+
+command=${1:?usage: run-conformance.sh run|selftest [flags...]}; shift
+env_of() { "$ETCDPROOF_ROOT/scripts/cluster-env.sh" "$1"; }
+
+flags=(--kubeconfig "$(env_of KUBECONFIG)" --context "$(env_of KUBE_CONTEXT)"
+  --kubectl "$(env_of KUBECTL)" --kind "$(env_of KIND)"
+  --traffic-image "${ETCDPROOF_IMAGE:-etcdproof/etcdproof:dev}")
+# The rbac check needs the API server's audit log; without it the check skips.
+audit_log=$(env_of ETCDPROOF_AUDIT_LOG)
+if [[ -r $audit_log ]]; then flags+=(--audit-log "$audit_log"); fi
+
+exec "$ETCDPROOF_ROOT/bin/etcdproof" "$command" "${flags[@]}" "$@"
