@@ -2,16 +2,13 @@ package framework
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/etcdproof/etcdproof/conformance/internal/apiservertest"
 	"github.com/etcdproof/etcdproof/conformance/inventory"
 	"github.com/etcdproof/etcdproof/conformance/profile"
 	"github.com/etcdproof/etcdproof/conformance/rbac"
@@ -21,17 +18,7 @@ import (
 // cluster CR from its template, patch size and version at the profile's
 // field paths, read the bindings, and see the install in the inventory.
 func TestProfileDrivenClusterOpsOnARealAPIServer(t *testing.T) {
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		t.Skip("KUBEBUILDER_ASSETS is not set (make test sets it)")
-	}
-	te := &envtest.Environment{}
-	cfg, err := te.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = te.Stop() })
-	kubeconfig := writeKubeconfig(t, cfg.Host, cfg.CertData, cfg.KeyData, cfg.CAData)
+	kubeconfig, assets := apiservertest.Start(t)
 
 	p, err := profile.Load("../profiles/coreos-v0.9.4.yaml")
 	if err != nil {
@@ -117,18 +104,4 @@ func TestProfileDrivenClusterOpsOnARealAPIServer(t *testing.T) {
 			t.Errorf("inventory diff lacks %q; got %v", want, left)
 		}
 	}
-}
-
-func writeKubeconfig(t *testing.T, host string, cert, key, ca []byte) string {
-	t.Helper()
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["envtest"] = &clientcmdapi.Cluster{Server: host, CertificateAuthorityData: ca}
-	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cert, ClientKeyData: key}
-	cfg.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "admin"}
-	cfg.CurrentContext = "envtest"
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }

@@ -8,11 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-
 	"github.com/etcdproof/etcdproof/conformance/framework"
+	"github.com/etcdproof/etcdproof/conformance/internal/apiservertest"
 	"github.com/etcdproof/etcdproof/conformance/report"
 )
 
@@ -20,27 +17,8 @@ import (
 // available, so the run must end with "could not run" (2), not "fail" (1),
 // and still leave report.json, report.md and junit.xml.
 func TestRunThatCannotStartTheOperatorExitsTwoWithReports(t *testing.T) {
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		t.Skip("KUBEBUILDER_ASSETS is not set (make test sets it)")
-	}
-	te := &envtest.Environment{}
-	cfg, err := te.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = te.Stop() })
-
+	kubeconfig, assets := apiservertest.Start(t)
 	dir := t.TempDir()
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["t"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos["t"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
-	kc.Contexts["t"] = &clientcmdapi.Context{Cluster: "t", AuthInfo: "t"}
-	kc.CurrentContext = "t"
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := clientcmd.WriteToFile(*kc, kubeconfig); err != nil {
-		t.Fatal(err)
-	}
 	suiteCfg, err := os.ReadFile("../config/suite.yaml")
 	if err != nil {
 		t.Fatal(err)
