@@ -100,8 +100,13 @@ cluster-env: ## Print the cluster's kubeconfig, context, audit log, kind and kub
 	@$(SUBSTRATE_ENV) scripts/cluster-env.sh
 
 .PHONY: images
-images: ## Build the etcd and busybox workload images from source and load them into the cluster.
+images: ## Build the etcd, busybox and third-party operator images from source and load them into the cluster.
 	$(SUBSTRATE_ENV) scripts/build-workload-images.sh
+	$(MAKE) thirdparty-images
+
+.PHONY: thirdparty-images
+thirdparty-images: ## Build quay.io/coreos/etcd-operator:v0.9.4 from the Go module proxy and load it into the cluster.
+	$(SUBSTRATE_ENV) scripts/build-thirdparty-images.sh
 
 .PHONY: image
 image: ## Build etcdproof/etcd-operator:dev (OPERATOR_IMAGE) from bin/etcd-operator and load it into the cluster.
@@ -144,6 +149,19 @@ e2e: e2e-substrate ## Run every check against PROFILE (default reference); repor
 .PHONY: e2e-run
 e2e-run: ## Run the checks on the cluster as it is (no substrate step): PROFILE, REPORT_DIR, E2E_FLAGS.
 	$(E2E_ENV) scripts/run-conformance.sh run --profile $(PROFILE) --report-dir $(REPORT_DIR) $(E2E_FILTER_FLAG) $(E2E_FLAGS)
+
+# Profiles compared by `make results` and `make bench` (the first is the bench baseline).
+RESULTS_PROFILES ?= reference coreos-v0.9.4
+RESULTS_DIR ?= $(CURDIR)/_report/results
+BENCH_RUNS ?= 3
+
+.PHONY: results
+results: e2e-substrate ## Run RESULTS_PROFILES on the cluster and regenerate docs/results.md (keeps other K8S_VERSIONs' runs).
+	$(E2E_ENV) RESULTS_PROFILES='$(RESULTS_PROFILES)' RESULTS_DIR=$(RESULTS_DIR) scripts/results.sh
+
+.PHONY: bench
+bench: e2e-substrate ## Time RESULTS_PROFILES over BENCH_RUNS rounds on one cluster; medians and ratios in REPORT_DIR/bench.
+	$(E2E_ENV) scripts/run-conformance.sh bench --runs $(BENCH_RUNS) --report-dir $(REPORT_DIR)/bench $(E2E_FLAGS) $(RESULTS_PROFILES)
 
 .PHONY: e2e-selftest
 e2e-selftest: e2e-substrate ## Prove each known-bad profile (selftest-*.yaml) fails its intended check.

@@ -2,11 +2,11 @@
 # Run bin/etcdproof against the substrate's cluster, wiring in where the
 # cluster is (kubeconfig, context, kind, kubectl, audit log). Keeps etcdproof's
 # exit code: 0 pass, 1 fail, 2 could not run.
-# usage: run-conformance.sh run|selftest [etcdproof flags...]
+# usage: run-conformance.sh run|selftest|bench [etcdproof flags...]
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "$0")/lib/common.sh"
 
-command=${1:?usage: run-conformance.sh run|selftest [flags...]}; shift
+command=${1:?usage: run-conformance.sh run|selftest|bench [flags...]}; shift
 env_of() { "$ETCDPROOF_ROOT/scripts/cluster-env.sh" "$1"; }
 
 flags=(--kubeconfig "$(env_of KUBECONFIG)" --context "$(env_of KUBE_CONTEXT)"

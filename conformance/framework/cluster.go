@@ -104,7 +104,11 @@ func (c *EtcdCluster) SetSize(ctx context.Context, size int) error {
 
 // SetVersion writes the etcd version at the profile's field path.
 func (c *EtcdCluster) SetVersion(ctx context.Context, version string) error {
-	return c.patch(ctx, c.env.Profile.Cluster.VersionPath, version)
+	value, err := c.env.Profile.VersionValue(version)
+	if err != nil {
+		return fmt.Errorf("cluster.versionValue: %w", err)
+	}
+	return c.patch(ctx, c.env.Profile.Cluster.VersionPath, value)
 }
 
 func (c *EtcdCluster) patch(ctx context.Context, path string, value any) error {

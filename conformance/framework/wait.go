@@ -23,6 +23,12 @@ func (e *Env) WaitForOperatorReady(ctx context.Context, intervals ...any) {
 	Eventually(ctx, func(g Gomega) {
 		d, err := e.Kube.AppsV1().Deployments(e.Profile.Operator.Namespace).Get(ctx, e.Profile.Operator.Deployment, metav1.GetOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
+		if d.Status.AvailableReplicas < 1 {
+			// An image that cannot be pulled never heals: say so now.
+			if msg := e.imagePullProblem(ctx, d.Namespace); msg != "" {
+				StopTrying(fmt.Sprintf("operator deployment %s/%s cannot start: %s", d.Namespace, d.Name, msg)).Now()
+			}
+		}
 		g.Expect(d.Status.AvailableReplicas).To(BeNumerically(">=", 1), "operator deployment %s/%s has no available replica", d.Namespace, d.Name)
 	}).WithTimeout(intervals[0].(time.Duration)).WithPolling(intervals[1].(time.Duration)).Should(Succeed())
 }

@@ -23,7 +23,11 @@ type Profile struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
 
-	Operator     Operator     `json:"operator"`
+	Operator Operator `json:"operator"`
+	// Images are the references the operator and its etcd clusters run.
+	// Before installing, the run checks that the nodes hold or can pull
+	// each one, and names the missing ones.
+	Images       []string     `json:"images,omitempty"`
 	Install      []Step       `json:"install"`
 	Uninstall    []Step       `json:"uninstall"`
 	Cluster      Cluster      `json:"cluster"`
@@ -50,9 +54,10 @@ type Operator struct {
 
 // Step is one install or uninstall action. Exactly one field is set.
 type Step struct {
-	// Apply is a file or kustomization directory for `kubectl apply`.
+	// Apply is a file, a kustomization directory or an https URL for
+	// `kubectl apply`.
 	Apply string `json:"apply,omitempty"`
-	// Delete is a file or kustomization directory for `kubectl delete`.
+	// Delete is like Apply, for `kubectl delete`.
 	Delete string `json:"delete,omitempty"`
 	// Run is a command; "{{.Kubectl}}" and "{{.Namespace}}" are expanded.
 	Run []string `json:"run,omitempty"`
@@ -75,6 +80,10 @@ type Cluster struct {
 	// SizePath and VersionPath are dotted field paths in the CR.
 	SizePath    string `json:"sizePath"`
 	VersionPath string `json:"versionPath"`
+	// VersionValue is the template of what the upgrade check writes at
+	// VersionPath, for operators that want "v3.6.5" or an image reference;
+	// default "{{ .Version }}" (3.6.5).
+	VersionValue string `json:"versionValue,omitempty"`
 	// Status says where the operator reports what it believes.
 	Status StatusPaths `json:"status"`
 	// MemberSelector is a label selector template for member pods.
@@ -184,6 +193,11 @@ func (p *Profile) Validate() error {
 	if len(p.Uninstall) == 0 {
 		errs = append(errs, errors.New("  uninstall: at least one step is required"))
 	}
+	for i, img := range p.Images {
+		if strings.TrimSpace(img) == "" || strings.ContainsAny(img, " \t") {
+			errs = append(errs, fmt.Errorf("  images[%d]: %q is not an image reference", i, img))
+		}
+	}
 	errs = append(errs, validateSteps("install", p.Install)...)
 	errs = append(errs, validateSteps("uninstall", p.Uninstall)...)
 	if p.Selftest != nil {
@@ -224,6 +238,7 @@ func (p *Profile) Validate() error {
 		"cluster.template":       p.Cluster.Template,
 		"cluster.memberSelector": p.Cluster.MemberSelector,
 		"cluster.clientService":  p.Cluster.ClientService,
+		"cluster.versionValue":   p.Cluster.VersionValue,
 	} {
 		if tpl == "" {
 			continue
@@ -256,6 +271,11 @@ func validateSteps(field string, steps []Step) []error {
 	return errs
 }
 
+// IsURL tells a step's remote manifest from a local path.
+func IsURL(s string) bool {
+	return strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://")
+}
+
 func validVersion(v string) bool {
 	parts := strings.Split(v, ".")
 	if len(parts) != 3 {
@@ -282,12 +302,22 @@ func Render(tpl string, data TemplateData) (string, error) {
 	return buf.String(), nil
 }
 
-// Path resolves a step's path against the profile's directory.
+// Path resolves a step's path against the profile's directory; URLs are
+// kept as they are.
 func (p *Profile) Path(rel string) string {
-	if filepath.IsAbs(rel) {
+	if filepath.IsAbs(rel) || IsURL(rel) {
 		return rel
 	}
 	return filepath.Join(p.dir, rel)
+}
+
+// VersionValue is what the upgrade check writes at cluster.versionPath to
+// ask for etcd version.
+func (p *Profile) VersionValue(version string) (string, error) {
+	if p.Cluster.VersionValue == "" {
+		return version, nil
+	}
+	return Render(p.Cluster.VersionValue, TemplateData{Version: version, Repository: p.Etcd.Repository})
 }
 
 // UpgradeVersions is the sequence of versions the upgrade check walks,

@@ -29,8 +29,21 @@ func TestShippedProfilesAndConfigLoad(t *testing.T) {
 		}
 	}
 	c.GetIntervals("cleanup", "inventory-empty")
+	c.GetIntervals("install", "image-pull")
+	c.GetIntervals("default", "operator-memory")
 	for _, b := range []string{"create/time-to-ready", "scale/time-to-scale", "replace/mttr", "upgrade/duration", "upgrade/longest-write-gap", "scale/longest-write-gap", "replace/longest-write-gap"} {
 		c.Budget(b)
+	}
+}
+
+func TestVersionValueFormatsWhatTheUpgradeWrites(t *testing.T) {
+	p := &Profile{Etcd: Etcd{Repository: "quay.io/coreos/etcd"}}
+	if v, _ := p.VersionValue("3.6.5"); v != "3.6.5" {
+		t.Errorf("default = %q, want the bare version", v)
+	}
+	p.Cluster.VersionValue = "{{ .Repository }}:v{{ .Version }}"
+	if v, _ := p.VersionValue("3.6.5"); v != "quay.io/coreos/etcd:v3.6.5" {
+		t.Errorf("image template = %q", v)
 	}
 }
 

@@ -25,7 +25,17 @@ type Report struct {
 	Duration      Millis      `json:"durationMs"`
 	Passed        bool        `json:"passed"`
 	Environment   Environment `json:"environment"`
-	Checks        []*Check    `json:"checks"`
+	// Operator is absent when the profile names no operator Deployment.
+	Operator *OperatorUsage `json:"operator,omitempty"`
+	Checks   []*Check       `json:"checks"`
+}
+
+// OperatorUsage is the operator's memory, sampled from install to uninstall
+// through the kubelet's summary API and summed over its pods.
+type OperatorUsage struct {
+	PeakRSSBytes        uint64 `json:"peakRSSBytes"`
+	PeakWorkingSetBytes uint64 `json:"peakWorkingSetBytes"`
+	Samples             int    `json:"samples"`
 }
 
 // Environment fingerprints what was tested.
@@ -187,6 +197,10 @@ func (rep *Report) Markdown() string {
 	e := rep.Environment
 	fmt.Fprintf(&b, "Kubernetes %s, kind %s, etcd %s, operator %s, suite %s. Run %s, %.0f s.\n\n",
 		orDash(e.Kubernetes), orDash(e.Kind), orDash(strings.Join(e.Etcd, " → ")), orDash(e.Operator), orDash(e.Suite), rep.Started.UTC().Format(time.RFC3339), float64(rep.Duration)/1000)
+	if u := rep.Operator; u != nil && u.Samples > 0 {
+		fmt.Fprintf(&b, "Operator memory: peak RSS %.1f MiB, peak working set %.1f MiB (%d samples).\n\n",
+			MiB(u.PeakRSSBytes), MiB(u.PeakWorkingSetBytes), u.Samples)
+	}
 	b.WriteString("| check | result | time | details |\n|---|---|---|---|\n")
 	for _, c := range rep.Checks {
 		detail := c.Failure
@@ -221,6 +235,9 @@ func (rep *Report) Markdown() string {
 	}
 	return b.String()
 }
+
+// MiB converts bytes to mebibytes.
+func MiB(b uint64) float64 { return float64(b) / (1 << 20) }
 
 func orDash(s string) string {
 	if s == "" {

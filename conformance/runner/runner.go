@@ -84,6 +84,10 @@ func Run(ctx context.Context, o Options) int {
 	if err != nil {
 		return couldNot(err)
 	}
+	images := append(slices.Clone(p.Images), o.Framework.TrafficImage)
+	if err := env.EnsureImages(ctx, images, cfg.Timeout("install", "image-pull")); err != nil {
+		return couldNot(err)
+	}
 	suite := &specs.Suite{Env: env, Report: report.NewRecorder()}
 	specs.Register(func() *specs.Suite { return suite })
 	gomega.RegisterFailHandler(ginkgo.Fail)
@@ -172,6 +176,10 @@ func buildReport(ctx context.Context, o Options, env *framework.Env, s *specs.Su
 		}
 	}
 	rep.Checks = s.Report.Checks(profile.CheckLabels)
+	s.StopMemorySampler()
+	if m := s.Memory; m != nil {
+		rep.Operator = &report.OperatorUsage{PeakRSSBytes: m.PeakRSSBytes, PeakWorkingSetBytes: m.PeakWorkingSetBytes, Samples: m.Samples}
+	}
 	return rep
 }
 

@@ -29,6 +29,7 @@ func CleanupSpec(ctx SpecContext, s *Suite) {
 	}
 
 	By("uninstalling the operator")
+	s.StopMemorySampler()
 	Expect(e.RunSteps(ctx, e.Profile.Uninstall)).To(Succeed())
 	s.Uninstalled = true
 

@@ -32,6 +32,19 @@ type Suite struct {
 	SetupFailed bool
 	// GinkgoReport is filled at the end of the suite.
 	GinkgoReport Report
+	// memory samples the operator from install until uninstall; Memory
+	// holds the result once it stopped.
+	memory *framework.MemorySampler
+	Memory *framework.MemoryUsage
+}
+
+// StopMemorySampler ends the operator's memory sampling, keeping the result.
+func (s *Suite) StopMemorySampler() {
+	if s.memory == nil {
+		return
+	}
+	u := s.memory.Stop()
+	s.memory, s.Memory = nil, &u
 }
 
 // Register declares the suite; get is called when the specs run.
@@ -51,10 +64,14 @@ func Register(get func() *Suite) {
 			Expect(e.RunSteps(ctx, e.Profile.Install)).To(Succeed())
 			e.WaitForOperatorReady(ctx, e.Config.GetIntervals("install", "operator-ready")...)
 			s.SetupFailed = false
+			if e.Profile.Operator.Deployment != "" {
+				s.memory = e.StartMemorySampler(e.Config.Polling("default", "operator-memory"), e.Config.Timeout("default", "operator-memory"))
+			}
 		}, NodeTimeout(15*time.Minute))
 
 		AfterAll(func(ctx SpecContext) {
 			s := get()
+			s.StopMemorySampler()
 			if s.Uninstalled || s.Env.Opts.SkipCleanup {
 				return
 			}

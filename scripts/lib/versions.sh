@@ -33,3 +33,7 @@ ETCD_WORKLOAD_VERSIONS="v3.4.25 v3.5.21 v3.6.5"
 ETCD_PSEUDO_VERSION_v3_4_25=v0.5.0-alpha.5.0.20230414071934-94593e63d45c
 # Tags the workload busybox image answers to (operators' init containers use them).
 BUSYBOX_WORKLOAD_TAGS="busybox:1.28.0-glibc busybox:latest"
+
+# Third-party operators certified by the suite, built from the module proxy
+# (scripts/build-thirdparty-images.sh; pins in scripts/thirdparty/).
+COREOS_OPERATOR_VERSION=v0.9.4

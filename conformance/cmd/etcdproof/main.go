@@ -4,6 +4,8 @@
 //	etcdproof traffic   in-cluster client load (used by the run)
 //	etcdproof validate  re-check a saved history
 //	etcdproof selftest  prove the suite fails known-bad operators
+//	etcdproof results   render several runs side by side (docs/results.md)
+//	etcdproof bench     time the operators over repeated runs
 package main
 
 import (
@@ -23,6 +25,8 @@ commands:
   traffic    serve put/get client load against etcd (runs inside the cluster)
   validate   check a saved history for linearizability and lost writes
   selftest   run known-bad profiles and prove each fails the intended check
+  results    render several runs' reports side by side (docs/results.md)
+  bench      run the timing checks repeatedly per profile; medians and ratios
 
 "etcdproof <command> -h" lists a command's flags.
 exit codes: 0 pass, 1 fail, 2 could not run (bad flags, profile, cluster)
@@ -45,6 +49,10 @@ func main() {
 		code = validateCmd(os.Args[2:])
 	case "selftest":
 		code = selftestCmd(ctx, os.Args[2:])
+	case "results":
+		code = resultsCmd(os.Args[2:], os.Stdout)
+	case "bench":
+		code = benchCmd(ctx, os.Args[2:])
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 	default:

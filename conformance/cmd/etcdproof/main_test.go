@@ -17,7 +17,7 @@ func TestParseRunRejectsBadFlagsWithClearErrors(t *testing.T) {
 		want []string
 	}{
 		{args: nil, want: []string{"--profile is required"}},
-		{args: []string{"--profile", "no-such-operator", "--profiles-dir", repoConformance + "/profiles"}, want: []string{"no-such-operator.yaml does not exist"}},
+		{args: []string{"--profile", "no-such-operator", "--profiles-dir", repoConformance + "/profiles"}, want: []string{`no profile "no-such-operator"`, "no-such-operator.yaml does not exist", "coreos-v0.9.4", "reference"}},
 		{args: []string{"--profile", "reference", "--profiles-dir", repoConformance + "/profiles", "--config", "missing.yaml"}, want: []string{"--config: missing.yaml does not exist"}},
 		{args: []string{"--profile", repoConformance + "/profiles/reference.yaml", "--config", repoConformance + "/config/suite.yaml", "--label-filter", "create && (scale"}, want: []string{"--label-filter"}},
 		{args: []string{"--profile", repoConformance + "/profiles/reference.yaml", "--config", repoConformance + "/config/suite.yaml", "--label-filter", "create || speed"}, want: []string{`unknown label "speed"`, "create, scale, replace, upgrade, rbac, cleanup"}},
@@ -45,6 +45,10 @@ func TestParseRunAcceptsGoodFlags(t *testing.T) {
 		"--label-filter", "create || (scale && !upgrade)", "--report-dir", filepath.Join(dir, "r")}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// A name with dots is still a name, not a file.
+	if _, err := parseRun([]string{"--profile", "coreos-v0.9.4", "--profiles-dir", repoConformance + "/profiles", "--config", repoConformance + "/config/suite.yaml"}, io.Discard); err != nil {
+		t.Errorf("profile name with dots: %v", err)
 	}
 	if o.ProfilePath != filepath.Join(repoConformance, "profiles", "reference.yaml") || !filepath.IsAbs(o.Framework.ReportDir) {
 		t.Errorf("options = %+v", o)

@@ -41,13 +41,18 @@ func (f *runFlags) resolve() error {
 	switch {
 	case f.profile == "":
 		errs = append(errs, errors.New("--profile is required (a file or a name such as reference)"))
-	case strings.ContainsAny(f.profile, "/.") || fileExists(f.profile):
+	case fileExists(f.profile) || strings.Contains(f.profile, "/") || strings.HasSuffix(f.profile, ".yaml"):
 		f.o.ProfilePath = f.profile
+		if !fileExists(f.o.ProfilePath) {
+			errs = append(errs, fmt.Errorf("--profile: %s does not exist", f.o.ProfilePath))
+		}
 	default:
+		// A name, which may contain dots (coreos-v0.9.4).
 		f.o.ProfilePath = filepath.Join(f.profilesDir, f.profile+".yaml")
-	}
-	if f.o.ProfilePath != "" && !fileExists(f.o.ProfilePath) {
-		errs = append(errs, fmt.Errorf("--profile: %s does not exist", f.o.ProfilePath))
+		if !fileExists(f.o.ProfilePath) {
+			errs = append(errs, fmt.Errorf("--profile: no profile %q in %s (%s does not exist); profiles there: %s",
+				f.profile, f.profilesDir, f.o.ProfilePath, strings.Join(profileNames(f.profilesDir), ", ")))
+		}
 	}
 	if !fileExists(f.o.ConfigPath) {
 		errs = append(errs, fmt.Errorf("--config: %s does not exist", f.o.ConfigPath))
@@ -62,6 +67,33 @@ func (f *runFlags) resolve() error {
 		errs = append(errs, fmt.Errorf("--audit-log: %s does not exist", f.o.Framework.AuditLog))
 	}
 	return errors.Join(errs...)
+}
+
+// childRunArgs are the arguments of an `etcdproof run` child process with
+// this command's cluster flags. Ginkgo runs one suite per process, so
+// commands that need several runs start one process per run.
+func (f *runFlags) childRunArgs(profilePath, reportDir, labelFilter string) []string {
+	args := []string{"run", "--profile", profilePath, "--report-dir", reportDir, "--label-filter", labelFilter,
+		"--config", f.o.ConfigPath, "--kubectl", f.o.Framework.Kubectl, "--traffic-image", f.o.Framework.TrafficImage, "--timeout", f.o.Timeout.String()}
+	for flagName, v := range map[string]string{"--kubeconfig": f.o.Framework.Kubeconfig, "--context": f.o.Framework.Context, "--audit-log": f.o.Framework.AuditLog, "--kind": f.o.Kind} {
+		if v != "" {
+			args = append(args, flagName, v)
+		}
+	}
+	return args
+}
+
+// profileNames lists the profiles a name can select in dir.
+func profileNames(dir string) []string {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	names := make([]string, 0, len(files))
+	for _, f := range files {
+		names = append(names, strings.TrimSuffix(filepath.Base(f), ".yaml"))
+	}
+	if len(names) == 0 {
+		return []string{"none"}
+	}
+	return names
 }
 
 func fileExists(p string) bool {

@@ -54,14 +54,7 @@ func selftestCmd(ctx context.Context, args []string) int {
 		}
 		dir := filepath.Join(reportDir, p.Name)
 		fmt.Printf("== selftest %s: %s must fail with %q\n", p.Name, p.Selftest.Check, p.Selftest.Reason)
-		cmdArgs := []string{"run", "--profile", path, "--report-dir", dir, "--label-filter", p.Selftest.Check,
-			"--config", f.o.ConfigPath, "--kubectl", f.o.Framework.Kubectl, "--traffic-image", f.o.Framework.TrafficImage, "--timeout", f.o.Timeout.String()}
-		for flagName, v := range map[string]string{"--kubeconfig": f.o.Framework.Kubeconfig, "--context": f.o.Framework.Context, "--audit-log": f.o.Framework.AuditLog, "--kind": f.o.Kind} {
-			if v != "" {
-				cmdArgs = append(cmdArgs, flagName, v)
-			}
-		}
-		cmd := exec.CommandContext(ctx, self, cmdArgs...)
+		cmd := exec.CommandContext(ctx, self, f.childRunArgs(path, dir, p.Selftest.Check)...)
 		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 		runErr := cmd.Run()
 		if err := judgeSelftest(p, filepath.Join(dir, "report.json"), runErr); err != nil {

@@ -1,0 +1,187 @@
+// Package bench turns the report.json of repeated runs into a comparison:
+// per metric, the median of each profile and how the others compare with
+// the first (the baseline, usually the reference operator).
+package bench
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/etcdproof/etcdproof/conformance/report"
+)
+
+// Aggregation says how a metric's samples become one number.
+type Aggregation string
+
+const (
+	// Median of the samples: timings, whose outliers should not dominate.
+	Median Aggregation = "median"
+	// Total of the samples: counts where a single occurrence matters.
+	Total Aggregation = "total"
+)
+
+// Metric is one row of the comparison.
+type Metric struct {
+	Name string
+	Unit string
+	Agg  Aggregation
+	// Samples extracts this metric's samples from one run; none when the
+	// run did not measure it (e.g. the check failed before).
+	Samples func(*report.Report) []float64
+}
+
+// Metrics are the timing scenarios the benchmark compares.
+var Metrics = []Metric{
+	{"time to 3 members ready", "s", Median, timing("create", "time-to-ready")},
+	{"scale 3→4", "s", Median, timing("scale", "scale-up")},
+	{"scale 4→3", "s", Median, timing("scale", "scale-down")},
+	{"MTTR after a member's pod is deleted", "s", Median, timing("replace", "mttr-leader", "mttr-non-leader")},
+	{"upgrade duration (one minor, 3 members)", "s", Median, timing("upgrade", "duration")},
+	{"longest write gap during upgrade", "s", Median, traffic("upgrade", "upgrade", func(t *report.Traffic) float64 { return float64(t.LongestWriteGap) / 1000 })},
+	{"p99 latency during upgrade", "ms", Median, traffic("upgrade", "upgrade", func(t *report.Traffic) float64 { return float64(t.LatencyP99) })},
+	{"failed client ops during upgrade", "ops", Total, traffic("upgrade", "upgrade", func(t *report.Traffic) float64 { return float64(t.FailedPuts + t.FailedGets) })},
+	{"operator peak RSS", "MiB", Median, func(r *report.Report) []float64 {
+		if r.Operator == nil || r.Operator.Samples == 0 {
+			return nil
+		}
+		return []float64{report.MiB(r.Operator.PeakRSSBytes)}
+	}},
+}
+
+func timing(check string, names ...string) func(*report.Report) []float64 {
+	return func(r *report.Report) []float64 {
+		var out []float64
+		for _, c := range r.Checks {
+			if c.Name != check {
+				continue
+			}
+			for _, n := range names {
+				if v, ok := c.Timings[n]; ok {
+					out = append(out, float64(v)/1000)
+				}
+			}
+		}
+		return out
+	}
+}
+
+func traffic(check, phase string, get func(*report.Traffic) float64) func(*report.Report) []float64 {
+	return func(r *report.Report) []float64 {
+		for _, c := range r.Checks {
+			if t, ok := c.Traffic[phase]; ok && c.Name == check {
+				return []float64{get(t)}
+			}
+		}
+		return nil
+	}
+}
+
+// Cell is one profile's value of a metric.
+type Cell struct {
+	Value   float64
+	Samples int
+}
+
+// Row is one metric across profiles, in profile order.
+type Row struct {
+	Metric Metric
+	Cells  []Cell
+}
+
+// Summarize aggregates every metric for each profile's runs.
+func Summarize(profiles []string, runs map[string][]*report.Report) []Row {
+	rows := make([]Row, 0, len(Metrics))
+	for _, m := range Metrics {
+		row := Row{Metric: m}
+		for _, p := range profiles {
+			var samples []float64
+			for _, r := range runs[p] {
+				samples = append(samples, m.Samples(r)...)
+			}
+			row.Cells = append(row.Cells, aggregate(m.Agg, samples))
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+func aggregate(agg Aggregation, s []float64) Cell {
+	if len(s) == 0 {
+		return Cell{Value: math.NaN()}
+	}
+	if agg == Total {
+		sum := 0.0
+		for _, v := range s {
+			sum += v
+		}
+		return Cell{Value: sum, Samples: len(s)}
+	}
+	s = slices.Sorted(slices.Values(s))
+	mid := len(s) / 2
+	if len(s)%2 == 1 {
+		return Cell{Value: s[mid], Samples: len(s)}
+	}
+	return Cell{Value: (s[mid-1] + s[mid]) / 2, Samples: len(s)}
+}
+
+// Markdown renders the rows; each profile after the first gets a column
+// saying how the first compares with it ("3.1× faster" means the first
+// profile took a third of the time).
+func Markdown(profiles []string, runsPerProfile map[string]int, rows []Row) string {
+	var b strings.Builder
+	b.WriteString("| metric |")
+	for _, p := range profiles {
+		fmt.Fprintf(&b, " %s (%d runs) |", p, runsPerProfile[p])
+	}
+	for _, p := range profiles[1:] {
+		fmt.Fprintf(&b, " %s vs %s |", profiles[0], p)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", 2*len(profiles)-1) + "\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s (%s, %s) |", r.Metric.Name, r.Metric.Unit, r.Metric.Agg)
+		for _, c := range r.Cells {
+			fmt.Fprintf(&b, " %s |", format(r.Metric, c))
+		}
+		for _, c := range r.Cells[1:] {
+			fmt.Fprintf(&b, " %s |", compare(r.Metric, r.Cells[0], c))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func format(m Metric, c Cell) string {
+	switch {
+	case math.IsNaN(c.Value):
+		return "not measured"
+	case m.Agg == Total:
+		return fmt.Sprintf("%.0f", c.Value)
+	}
+	return fmt.Sprintf("%.1f", c.Value)
+}
+
+// compare says how base compares with other for a lower-is-better metric.
+func compare(m Metric, base, other Cell) string {
+	switch {
+	case math.IsNaN(base.Value) || math.IsNaN(other.Value):
+		return "-"
+	case m.Agg == Total:
+		return fmt.Sprintf("%s vs %s", format(m, base), format(m, other))
+	case base.Value == other.Value:
+		return "same"
+	case base.Value == 0 || other.Value == 0:
+		return fmt.Sprintf("%s vs %s", format(m, base), format(m, other))
+	}
+	word := "faster"
+	if m.Unit == "MiB" {
+		word = "less"
+	}
+	ratio := other.Value / base.Value
+	if ratio >= 1 {
+		return fmt.Sprintf("%.1f× %s", ratio, word)
+	}
+	opposite := map[string]string{"faster": "slower", "less": "more"}[word]
+	return fmt.Sprintf("%.1f× %s", 1/ratio, opposite)
+}

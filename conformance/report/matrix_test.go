@@ -1,0 +1,35 @@
+package report
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestMatrixPutsRunsSideBySideWithReasons(t *testing.T) {
+	checks := []string{"create", "replace", "rbac"}
+	ref := &Report{Profile: "reference", Passed: true, Environment: Environment{Kubernetes: "v1.34.4"},
+		Operator: &OperatorUsage{PeakRSSBytes: 30 << 20, Samples: 4},
+		Checks:   []*Check{{Name: "create", State: "passed", Duration: 6500}, {Name: "replace", State: "passed", Duration: 40000}, {Name: "rbac", State: "passed"}}}
+	old := &Report{Profile: "coreos-v0.9.4", Environment: Environment{Kubernetes: "v1.16.15"},
+		Checks: []*Check{{Name: "create", State: "passed", Duration: 37000, Notes: []string{"profile workaround: 1 object", "ignored detail"}}, {Name: "replace", State: "failed", Failure: "member | gone", Notes: []string{"pod x restarted"}}, {Name: "rbac", State: "skipped", Skipped: "no audit log"}}}
+	coreos := &Report{Profile: "coreos-v0.9.4", Environment: Environment{Kubernetes: "v1.34.4"},
+		Checks: []*Check{{Name: "create", State: "passed", Duration: 37000}}}
+	md := Matrix([]*Report{old, coreos, ref}, checks)
+	for _, want := range []string{
+		// Newest Kubernetes first, then by profile.
+		"| check | coreos-v0.9.4 on v1.34.4 | reference on v1.34.4 | coreos-v0.9.4 on v1.16.15 |",
+		"| create | pass (37.0 s) | pass (6.5 s) | pass (37.0 s) |",
+		"| replace | not run | pass (40.0 s) | **fail** |",
+		"| **verdict** | **FAIL** | **PASS** | **FAIL** |",
+		`- **replace failed**: member \| gone`,
+		"- **replace failed**, note: pod x restarted",
+		"- **create passed**, note: profile workaround: 1 object",
+		"- **rbac skipped**: no audit log",
+		"Operator peak RSS 30.0 MiB.",
+		"### reference on v1.34.4\n\nKubernetes v1.34.4",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("matrix lacks %q:\n%s", want, md)
+		}
+	}
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Run each profile of RESULTS_PROFILES once on the substrate's cluster, keep
+# its report under RESULTS_DIR/<kubernetes version>/<profile>, then render
+# docs/results.md from every report there (all Kubernetes versions run so far).
+# A profile whose checks fail is a result; one that could not run stops here.
+# usage: results.sh      env: RESULTS_PROFILES, RESULTS_DIR, K8S_VERSION
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "$0")/lib/common.sh"
+
+profiles=${RESULTS_PROFILES:-reference coreos-v0.9.4}
+results_dir=${RESULTS_DIR:-$ETCDPROOF_ROOT/_report/results}
+kube=${K8S_VERSION:-current}
+
+for p in $profiles; do
+  dir="$results_dir/$kube/$p"
+  rm -rf "$dir"
+  log "== results: $p on Kubernetes $kube (report: $dir)"
+  rc=0
+  "$ETCDPROOF_ROOT/scripts/run-conformance.sh" run --profile "$p" --report-dir "$dir" || rc=$?
+  case $rc in
+    0) log "== results: $p passed" ;;
+    1) log "== results: $p failed checks (recorded)" ;;
+    *) die "profile $p could not run (exit $rc); see the output above" ;;
+  esac
+done
+"$ETCDPROOF_ROOT/bin/etcdproof" results -o "$ETCDPROOF_ROOT/docs/results.md" "$results_dir"
