@@ -26,6 +26,8 @@ type EtcdCluster struct {
 	// SpecNamespace is the namespace the suite created for this cluster
 	// and deletes with it; empty when the profile pins the namespace.
 	SpecNamespace string
+	// ExtraObjects counts the profile's extra objects created for it.
+	ExtraObjects int
 }
 
 // Claims is what the operator says about the cluster in the CR status.
@@ -46,37 +48,47 @@ func (e *Env) crResource() dynamic.NamespaceableResourceInterface {
 
 // CreateCluster renders the profile's extra objects and CR and creates them.
 func (e *Env) CreateCluster(ctx context.Context, namespace, name string, size int, version string) (*EtcdCluster, error) {
-	data := profile.TemplateData{Name: name, Namespace: namespace, Size: size, Version: version, Repository: e.Profile.Etcd.Repository}
+	data := profile.TemplateData{Name: name, Namespace: namespace, Size: size, Version: version, Repository: e.Profile.Etcd.Repository, ServedAPI: e.Served}
+	extra := 0
 	for i, tpl := range e.Profile.Cluster.ExtraObjects {
-		if err := e.createRendered(ctx, tpl, data); err != nil {
+		created, err := e.createRendered(ctx, tpl, data)
+		if err != nil {
 			return nil, fmt.Errorf("extra object %d: %w", i, err)
 		}
+		if created {
+			extra++
+		}
 	}
-	if err := e.createRendered(ctx, e.Profile.Cluster.Template, data); err != nil {
+	if _, err := e.createRendered(ctx, e.Profile.Cluster.Template, data); err != nil {
 		return nil, fmt.Errorf("cluster CR: %w", err)
 	}
-	return &EtcdCluster{env: e, Name: name, Namespace: namespace}, nil
+	return &EtcdCluster{env: e, Name: name, Namespace: namespace, ExtraObjects: extra}, nil
 }
 
-func (e *Env) createRendered(ctx context.Context, tpl string, data profile.TemplateData) error {
+// createRendered creates the object a template renders to; one that renders
+// to nothing (its condition is false on this cluster) is not created.
+func (e *Env) createRendered(ctx context.Context, tpl string, data profile.TemplateData) (bool, error) {
 	text, err := profile.Render(tpl, data)
 	if err != nil {
-		return err
+		return false, err
+	}
+	if strings.TrimSpace(text) == "" {
+		return false, nil
 	}
 	obj := &unstructured.Unstructured{}
 	if err := yaml.Unmarshal([]byte(text), &obj.Object); err != nil {
-		return fmt.Errorf("rendered object is not YAML: %w", err)
+		return false, fmt.Errorf("rendered object is not YAML: %w", err)
 	}
 	gv, err := schema.ParseGroupVersion(obj.GetAPIVersion())
 	if err != nil {
-		return err
+		return false, err
 	}
 	mapping, err := e.restMapping(gv.WithKind(obj.GetKind()))
 	if err != nil {
-		return err
+		return false, err
 	}
 	_, err = e.Dynamic.Resource(mapping).Namespace(obj.GetNamespace()).Create(ctx, obj, metav1.CreateOptions{})
-	return err
+	return err == nil, err
 }
 
 func (e *Env) restMapping(gvk schema.GroupVersionKind) (schema.GroupVersionResource, error) {

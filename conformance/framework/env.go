@@ -98,6 +98,9 @@ func (e *Env) Kubectl(ctx context.Context, args ...string) (string, error) {
 // RunSteps executes install or uninstall steps of the profile.
 func (e *Env) RunSteps(ctx context.Context, steps []profile.Step) error {
 	for _, s := range steps {
+		if (s.IfServed != "" && !e.Served(s.IfServed)) || (s.UnlessServed != "" && e.Served(s.UnlessServed)) {
+			continue
+		}
 		var err error
 		switch {
 		case s.Apply != "":
@@ -120,6 +123,13 @@ func (e *Env) RunSteps(ctx context.Context, steps []profile.Step) error {
 		}
 	}
 	return nil
+}
+
+// Served reports whether the API server serves groupVersion ("v1" is the
+// core group). Discovery errors count as not served.
+func (e *Env) Served(groupVersion string) bool {
+	_, err := e.Disc.ServerResourcesForGroupVersion(groupVersion)
+	return err == nil
 }
 
 func kustomizeOrFile(path string) string {

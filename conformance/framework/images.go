@@ -38,10 +38,19 @@ func (e *Env) EnsureImages(ctx context.Context, refs []string, timeout time.Dura
 	if len(failed) == 0 {
 		return nil
 	}
-	return missingImagesError(e.Profile.Name, failed)
+	return missingImagesError(e.Profile.Name, kindClusterName(e.Opts.Context), failed)
 }
 
-func missingImagesError(profileName string, failed map[string]string) error {
+// kindClusterName guesses the kind cluster behind a kubeconfig context
+// (kind names them kind-<cluster>), for a copy-pasteable hint.
+func kindClusterName(context string) string {
+	if name, ok := strings.CutPrefix(context, "kind-"); ok && name != "" {
+		return name
+	}
+	return "<cluster>"
+}
+
+func missingImagesError(profileName, cluster string, failed map[string]string) error {
 	refs := slices.Sorted(func(yield func(string) bool) {
 		for r := range failed {
 			if !yield(r) {
@@ -55,7 +64,7 @@ func missingImagesError(profileName string, failed map[string]string) error {
 		fmt.Fprintf(&b, "  %s (%s)\n", r, failed[r])
 	}
 	b.WriteString("Pull or build them where you can and load them into every node, e.g. for kind:\n")
-	fmt.Fprintf(&b, "  kind load docker-image %s --name <cluster>\n", strings.Join(refs, " "))
+	fmt.Fprintf(&b, "  kind load docker-image %s --name %s\n", strings.Join(refs, " "), cluster)
 	b.WriteString("(this repository builds its own and the coreos images: make images thirdparty-images)")
 	return errors.New(b.String())
 }

@@ -44,10 +44,13 @@ func TestImagesNotOnNodes(t *testing.T) {
 }
 
 func TestMissingImagesErrorSaysHowToLoad(t *testing.T) {
-	err := missingImagesError("aenix", map[string]string{
+	if kindClusterName("kind-etcdproof") != "etcdproof" || kindClusterName("prod") != "<cluster>" {
+		t.Error("kind cluster name not derived from the context")
+	}
+	err := missingImagesError("aenix", "etcdproof", map[string]string{
 		"ghcr.io/aenix-io/etcd-operator:v0.4.2": "ErrImagePull: dial tcp: lookup ghcr.io: no such host",
 	})
-	for _, want := range []string{"profile aenix", "ghcr.io/aenix-io/etcd-operator:v0.4.2 (ErrImagePull", "kind load docker-image ghcr.io/aenix-io/etcd-operator:v0.4.2 --name"} {
+	for _, want := range []string{"profile aenix", "ghcr.io/aenix-io/etcd-operator:v0.4.2 (ErrImagePull", "kind load docker-image ghcr.io/aenix-io/etcd-operator:v0.4.2 --name etcdproof"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not mention %q:\n%s", want, err)
 		}

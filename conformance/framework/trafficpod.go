@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	"github.com/etcdproof/etcdproof/conformance/history"
@@ -47,6 +48,11 @@ func (c *EtcdCluster) StartTraffic(ctx context.Context, step string) (*TrafficPo
 					"--key-prefix", "etcdproof/traffic/" + step + "/",
 				},
 				Ports: []corev1.ContainerPort{{ContainerPort: trafficPort}},
+				// Ready once it serves: the suite port-forwards only then.
+				ReadinessProbe: &corev1.Probe{
+					ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/status", Port: intstr.FromInt32(trafficPort)}},
+					PeriodSeconds: 1,
+				},
 				// Meets the "restricted" Pod Security level, which operator
 				// namespaces often enforce.
 				SecurityContext: &corev1.SecurityContext{

@@ -76,6 +76,14 @@ type TrafficResult struct {
 // WaitForTraffic waits until the traffic pod has made a successful write.
 func (t *TrafficPod) WaitForTraffic(ctx context.Context, intervals ...any) {
 	Eventually(ctx, func(g Gomega) {
+		// Port-forwarding to a pod that does not listen yet only produces
+		// connection-refused noise: wait for its readiness probe first.
+		p, err := t.env.Kube.CoreV1().Pods(t.Namespace).Get(ctx, t.Name, metav1.GetOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
+			StopTrying(fmt.Sprintf("traffic pod %s ended (%s) before serving: %s", t.Name, p.Status.Phase, p.Status.Message)).Now()
+		}
+		g.Expect(podReady(*p)).To(BeTrue(), "traffic pod %s is not ready yet", t.Name)
 		st, err := t.Status(ctx)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(st.SuccessfulPuts).To(BeNumerically(">", 0), "traffic pod %s has no successful write yet", t.Name)

@@ -61,6 +61,11 @@ type Step struct {
 	Delete string `json:"delete,omitempty"`
 	// Run is a command; "{{.Kubectl}}" and "{{.Namespace}}" are expanded.
 	Run []string `json:"run,omitempty"`
+	// IfServed and UnlessServed make the step depend on whether the API
+	// server serves a group/version (e.g. apiextensions.k8s.io/v1beta1), so
+	// one profile installs the right way on old and new clusters.
+	IfServed     string `json:"ifServed,omitempty"`
+	UnlessServed string `json:"unlessServed,omitempty"`
 }
 
 // Cluster describes the custom resource and how to find what it creates.
@@ -140,6 +145,15 @@ type TemplateData struct {
 	Size       int
 	Version    string
 	Repository string
+	// ServedAPI answers {{ if .Served "group/version" }}; nil means served.
+	ServedAPI func(groupVersion string) bool
+}
+
+// Served reports whether the cluster serves groupVersion, so a template
+// can leave out an object an old or new cluster does not need (a template
+// that renders to nothing is not created).
+func (d TemplateData) Served(groupVersion string) bool {
+	return d.ServedAPI == nil || d.ServedAPI(groupVersion)
 }
 
 // CheckLabels are the Ginkgo labels of the checks, in run order.
@@ -266,6 +280,11 @@ func validateSteps(field string, steps []Step) []error {
 		}
 		if set != 1 {
 			errs = append(errs, fmt.Errorf("  %s[%d]: set exactly one of apply, delete, run (found %d)", field, i, set))
+		}
+		for name, gv := range map[string]string{"ifServed": s.IfServed, "unlessServed": s.UnlessServed} {
+			if gv != "" && gv != "v1" && (strings.Count(gv, "/") != 1 || strings.HasPrefix(gv, "/") || strings.HasSuffix(gv, "/")) {
+				errs = append(errs, fmt.Errorf("  %s[%d].%s: %q is not a group/version like apps/v1", field, i, name, gv))
+			}
 		}
 	}
 	return errs

@@ -47,6 +47,17 @@ func TestVersionValueFormatsWhatTheUpgradeWrites(t *testing.T) {
 	}
 }
 
+func TestTemplatesCanDependOnServedAPIs(t *testing.T) {
+	tpl := `{{ if not (.Served "discovery.k8s.io/v1") }}kind: Service{{ end }}`
+	old := TemplateData{ServedAPI: func(gv string) bool { return gv != "discovery.k8s.io/v1" }}
+	if out, err := Render(tpl, old); err != nil || out != "kind: Service" {
+		t.Errorf("old cluster: %q %v", out, err)
+	}
+	if out, _ := Render(tpl, TemplateData{ServedAPI: func(string) bool { return true }}); out != "" {
+		t.Errorf("new cluster rendered %q, want nothing", out)
+	}
+}
+
 func write(t *testing.T, body string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "p.yaml")
@@ -60,7 +71,8 @@ func TestBadProfileNamesEveryProblem(t *testing.T) {
 	_, err := Load(write(t, `
 name: bad
 operator: {namespace: ops}
-install: [{apply: x, run: [y]}]
+install: [{apply: x, run: [y]}, {apply: z, ifServed: apiextensions.k8s.io}]
+images: ["", "two words"]
 cluster:
   template: "{{ .Nme }}"
   namespace: everywhere
@@ -76,6 +88,9 @@ selftest: {check: speed, reason: ""}
 		"operator.serviceAccount: required",
 		"uninstall: at least one step",
 		"install[0]: set exactly one of apply, delete, run (found 2)",
+		`install[1].ifServed: "apiextensions.k8s.io" is not a group/version`,
+		`images[0]: "" is not an image reference`,
+		`images[1]: "two words" is not an image reference`,
 		`cluster.namespace: "everywhere"`,
 		"cluster.clientPort: 0 is not a TCP port",
 		`version "v3.5" is not MAJOR.MINOR.PATCH`,

@@ -120,3 +120,23 @@ func kubeMinor(r *Report) int {
 	}
 	return major*1000 + minor
 }
+
+// TrimDir rewrites the paths inside a report that point into dir (its
+// report folder) as relative ones, so a rendered comparison names files the
+// same way on every machine.
+func (rep *Report) TrimDir(dir string) {
+	prefix := strings.TrimSuffix(dir, "/") + "/"
+	trim := func(s string) string { return strings.ReplaceAll(s, prefix, "") }
+	for _, c := range rep.Checks {
+		c.Failure, c.Skipped = trim(c.Failure), trim(c.Skipped)
+		for i := range c.Notes {
+			c.Notes[i] = trim(c.Notes[i])
+		}
+		for _, t := range c.Traffic {
+			t.History, t.Visualization = trim(t.History), trim(t.Visualization)
+			for i := range t.Failures {
+				t.Failures[i] = trim(t.Failures[i])
+			}
+		}
+	}
+}

@@ -33,3 +33,13 @@ func TestMatrixPutsRunsSideBySideWithReasons(t *testing.T) {
 		}
 	}
 }
+
+func TestTrimDirMakesReportPathsRelative(t *testing.T) {
+	r := &Report{Checks: []*Check{{Name: "upgrade", Failure: "2 errors (history /x/rep/upgrade/h.jsonl)",
+		Traffic: map[string]*Traffic{"upgrade": {History: "/x/rep/upgrade/h.jsonl", Failures: []string{"see /x/rep/upgrade/h.jsonl"}}}}}}
+	r.TrimDir("/x/rep")
+	c := r.Checks[0]
+	if c.Failure != "2 errors (history upgrade/h.jsonl)" || c.Traffic["upgrade"].History != "upgrade/h.jsonl" || c.Traffic["upgrade"].Failures[0] != "see upgrade/h.jsonl" {
+		t.Errorf("paths not relative: %+v %+v", c, c.Traffic["upgrade"])
+	}
+}

@@ -87,6 +87,11 @@ func loadReports(paths []string) ([]*report.Report, error) {
 		if err != nil {
 			return nil, err
 		}
+		abs, err := filepath.Abs(filepath.Dir(f))
+		if err != nil {
+			return nil, err
+		}
+		r.TrimDir(abs)
 		reports = append(reports, r)
 	}
 	return reports, nil

@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"os"
 
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -86,6 +89,19 @@ func main() {
 	}
 }
 
+// eventsV1Served reports whether the API server serves events.k8s.io/v1.
+func eventsV1Served(cfg *rest.Config) (bool, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return false, err
+	}
+	_, err = dc.ServerResourcesForGroupVersion(eventsv1.SchemeGroupVersion.String())
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // run serves until ctx ends.
 func run(ctx context.Context, restCfg *rest.Config, o options) error {
 	log := ctrl.Log.WithName("setup")
@@ -116,10 +132,19 @@ func run(ctx context.Context, restCfg *rest.Config, o options) error {
 			"skipDeadMemberRemoval", o.unsafe.SkipDeadMemberRemoval, "upgradeAllAtOnce", o.unsafe.UpgradeAllAtOnce)
 	}
 	r := &controller.Reconciler{
-		Client:   mgr.GetClient(),
-		Recorder: mgr.GetEventRecorder("etcd-operator"),
-		Dial:     etcdadmin.Dial,
-		Options:  o.unsafe,
+		Client:  mgr.GetClient(),
+		Dial:    etcdadmin.Dial,
+		Options: o.unsafe,
+	}
+	// Events use events.k8s.io/v1 (Kubernetes 1.19+). Older API servers get
+	// none rather than a core-Events grant every newer cluster would not use.
+	switch served, err := eventsV1Served(restCfg); {
+	case err != nil:
+		return fmt.Errorf("discovering the events API: %w", err)
+	case served:
+		r.Recorder = mgr.GetEventRecorder("etcd-operator")
+	default:
+		log.Info("events.k8s.io/v1 is not served by this API server (Kubernetes older than 1.19): the operator records no Events; status conditions and logs still say what it does")
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the controller: %w", err)
