@@ -261,6 +261,9 @@ func TestDeadMemberIsRemovedAndReplaced(t *testing.T) {
 		}
 		return ownedBy(&p, c)
 	})
+	if !eventsRecorded(t) {
+		return
+	}
 	waitFor(t, "events tell the story", func() error {
 		seen, err := eventReasons(ctx, ns)
 		if err != nil {
@@ -370,6 +373,9 @@ func TestScaleDownOrder(t *testing.T) {
 					recovering == nil || recovering.Status != metav1.ConditionFalse {
 					return fmt.Errorf("status %+v", got.Status)
 				}
+				if !eventsRecorded(t) {
+					return nil
+				}
 				seen, err := eventReasons(ctx, c.Namespace)
 				if err != nil {
 					return err
@@ -448,6 +454,9 @@ func TestUpgradeWithVolumesRestartsMembersInPlaceLeaderLast(t *testing.T) {
 		}
 	}
 	waitFor(t, "Member Upgraded for each member and Leader Moved", func() error {
+		if !eventsRecorded(t) {
+			return nil
+		}
 		var events corev1.EventList
 		if err := k8s.List(ctx, &events, client.InNamespace(c.Namespace)); err != nil {
 			return err
@@ -540,6 +549,9 @@ func TestUnsafeUpgradeAllAtOnceRestartsEveryMemberInOnePass(t *testing.T) {
 		}
 		return nil
 	})
+	if !eventsRecorded(t) {
+		return
+	}
 	seen, err := eventReasons(ctx, c.Namespace)
 	if err != nil {
 		t.Fatal(err)

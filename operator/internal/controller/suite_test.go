@@ -5,14 +5,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -24,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
 
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
 	"github.com/etcdproof/etcdproof/operator/internal/controller"
@@ -47,9 +53,14 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	}
 	log.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "..", "manifests", "crd")},
-		ErrorIfCRDPathMissing: true,
+	env := &envtest.Environment{}
+	if os.Getenv("ETCDPROOF_TEST_APISERVER_LOG") != "" {
+		env.ControlPlane.GetAPIServer().Out = os.Stderr
+		env.ControlPlane.GetAPIServer().Err = os.Stderr
+	}
+	if !legacyCRD() {
+		env.CRDDirectoryPaths = []string{filepath.Join("..", "..", "..", "manifests", "crd")}
+		env.ErrorIfCRDPathMissing = true
 	}
 	var err error
 	cfg, err = env.Start()
@@ -61,6 +72,12 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "creating client:", err)
 		os.Exit(1)
+	}
+	if legacyCRD() {
+		if err := installLegacyCRD(filepath.Join("..", "..", "..", "manifests", "crd-v1beta1", "etcd.database.coreos.com_etcdclusters.yaml")); err != nil {
+			fmt.Fprintln(os.Stderr, "installing the v1beta1 CRD:", err)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	if err := env.Stop(); err != nil {
@@ -115,7 +132,11 @@ func startOperatorAs(t *testing.T, restCfg *rest.Config, namespace string, dial 
 	if dial == nil {
 		dial = etcdadmin.Dial
 	}
-	r := &controller.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("etcd-operator"), Dial: dial, Options: opts}
+	r := &controller.Reconciler{Client: mgr.GetClient(), Dial: dial, Options: opts}
+	// Like the operator binary: Events only where events.k8s.io/v1 is served.
+	if served(eventsv1.SchemeGroupVersion.String()) {
+		r.Recorder = mgr.GetEventRecorder("etcd-operator")
+	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
@@ -143,4 +164,73 @@ func waitFor(t *testing.T, what string, check func() error) {
 	if err != nil {
 		t.Fatalf("%s: %v", what, last)
 	}
+}
+
+// legacyCRD: with ETCDPROOF_TEST_CRDS=legacy the control plane gets the
+// apiextensions v1beta1 CRD that old clusters need instead of the v1 one
+// (make test's old-era leg runs the tests so on the oldest API server built
+// here). envtest installs only v1 CRDs, hence installLegacyCRD.
+func legacyCRD() bool { return os.Getenv("ETCDPROOF_TEST_CRDS") == "legacy" }
+
+// installLegacyCRD creates a v1beta1 CRD file as it is and waits until its
+// resource is served.
+func installLegacyCRD(path string) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	crd := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(raw, &crd.Object); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	if err := k8s.Create(ctx, crd); err != nil {
+		return err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		_, err := dc.ServerResourcesForGroupVersion(etcdv1beta2.GroupVersion.String())
+		return err == nil, nil
+	})
+}
+
+// served reports whether the test API server serves groupVersion.
+func served(groupVersion string) bool {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return false
+	}
+	_, err = dc.ServerResourcesForGroupVersion(groupVersion)
+	return err == nil
+}
+
+// eventsRecorded says whether the operator records Events on this API
+// server (events.k8s.io/v1, Kubernetes 1.19+); tests assert Events only then.
+func eventsRecorded(t *testing.T) bool {
+	t.Helper()
+	if served(eventsv1.SchemeGroupVersion.String()) {
+		return true
+	}
+	t.Log("events.k8s.io/v1 is not served (Kubernetes < 1.19): the operator records no Events, so none are asserted")
+	return false
+}
+
+// celRules says whether the API server enforces the CRD's CEL rules
+// (x-kubernetes-validations, on by default from Kubernetes 1.25). Older
+// servers drop them and enforce only the plain OpenAPI checks.
+func celRules(t *testing.T) bool {
+	t.Helper()
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := dc.ServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	minor, _ := strconv.Atoi(strings.TrimRight(v.Minor, "+"))
+	return v.Major != "1" || minor >= 25
 }
