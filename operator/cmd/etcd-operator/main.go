@@ -24,6 +24,7 @@ import (
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
 	"github.com/etcdproof/etcdproof/operator/internal/controller"
 	"github.com/etcdproof/etcdproof/operator/internal/etcdadmin"
+	"github.com/etcdproof/etcdproof/operator/internal/kubecompat"
 	"github.com/etcdproof/etcdproof/operator/internal/plan"
 )
 
@@ -74,6 +75,8 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 }
 
 func main() {
+	// Before any client exists: client-go reads its feature gates once.
+	gates := kubecompat.Install()
 	o, zapOpts, err := parseFlags(os.Args[1:])
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -83,7 +86,7 @@ func main() {
 		os.Exit(2)
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(zapOpts)))
-	if err := run(ctrl.SetupSignalHandler(), ctrl.GetConfigOrDie(), o); err != nil {
+	if err := run(ctrl.SetupSignalHandler(), ctrl.GetConfigOrDie(), gates, o); err != nil {
 		ctrl.Log.Error(err, "operator stopped")
 		os.Exit(1)
 	}
@@ -103,8 +106,15 @@ func eventsV1Served(cfg *rest.Config) (bool, error) {
 }
 
 // run serves until ctx ends.
-func run(ctx context.Context, restCfg *rest.Config, o options) error {
+func run(ctx context.Context, restCfg *rest.Config, gates *kubecompat.Gates, o options) error {
 	log := ctrl.Log.WithName("setup")
+	server, adaptations, err := gates.AdaptTo(restCfg)
+	if err != nil {
+		return err
+	}
+	for _, a := range adaptations {
+		log.Info("adapting to an old API server: "+a, "kubernetes", server.GitVersion)
+	}
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(etcdv1beta2.AddToScheme(scheme))

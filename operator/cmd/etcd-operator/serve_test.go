@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
+	"github.com/etcdproof/etcdproof/operator/internal/kubecompat"
 )
 
 func freeAddr(t *testing.T) string {
@@ -60,7 +61,8 @@ func TestServesProbesAndMetrics(t *testing.T) {
 	o := options{namespace: "default", metricsAddr: freeAddr(t), probeAddr: freeAddr(t)}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, restCfg, o) }()
+	gates := kubecompat.Install()
+	go func() { done <- run(ctx, restCfg, gates, o) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -46,7 +46,9 @@ func TestCreateMakesServicesPodsAndStatus(t *testing.T) {
 	if err := k8s.Create(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	if c.Spec.Repository != etcdv1beta2.DefaultRepository {
+	// v1beta1 CRDs cannot default fields: there the operator falls back to
+	// the default repository itself (the pod image is checked below).
+	if !legacyCRD() && c.Spec.Repository != etcdv1beta2.DefaultRepository {
 		t.Errorf("repository defaulted to %q, want %q", c.Spec.Repository, etcdv1beta2.DefaultRepository)
 	}
 

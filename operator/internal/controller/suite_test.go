@@ -34,6 +34,7 @@ import (
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
 	"github.com/etcdproof/etcdproof/operator/internal/controller"
 	"github.com/etcdproof/etcdproof/operator/internal/etcdadmin"
+	"github.com/etcdproof/etcdproof/operator/internal/kubecompat"
 	"github.com/etcdproof/etcdproof/operator/internal/plan"
 )
 
@@ -47,6 +48,7 @@ var (
 // TestMain starts a real kube-apiserver and etcd (envtest) with the generated
 // CRD installed. Without KUBEBUILDER_ASSETS (use `make test`) the tests skip.
 func TestMain(m *testing.M) {
+	gates := kubecompat.Install() // as the operator binary does
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(etcdv1beta2.AddToScheme(scheme))
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
@@ -66,6 +68,10 @@ func TestMain(m *testing.M) {
 	cfg, err = env.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting envtest:", err)
+		os.Exit(1)
+	}
+	if _, _, err := gates.AdaptTo(cfg); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
