@@ -6,8 +6,16 @@ source "$(dirname "$0")/lib/common.sh"
 
 k8s_version=${1:-$K8S_CURRENT}
 assets="$ETCDPROOF_CACHE/envtest/$k8s_version"
-k8s_bin=$("$ETCDPROOF_ROOT/scripts/build-k8s.sh" "$k8s_version" kube-apiserver kubectl)
-etcd_bin=$("$ETCDPROOF_ROOT/scripts/build-etcd.sh" "$ETCD_CONTROL_PLANE_VERSION")
+# An old API server gets the etcd its era's nodes run (versions.sh node_pins).
+etcd_version=$ETCD_CONTROL_PLANE_VERSION
+if declare -F node_pins >/dev/null; then
+  node_pins "$k8s_version"
+  etcd_version=${NODE_ETCD_VERSION:-$etcd_version}
+fi
+k8s_bin=$("$ETCDPROOF_ROOT/scripts/build-k8s.sh" "$k8s_version" kube-apiserver)
+# envtest only needs kubectl for its own helpers: the current one serves every era.
+kubectl_bin=$("$ETCDPROOF_ROOT/scripts/build-k8s.sh" "$K8S_CURRENT" kubectl)
+etcd_bin=$("$ETCDPROOF_ROOT/scripts/build-etcd.sh" "$etcd_version")
 mkdir -p "$assets"
-ln -sf "$k8s_bin/kube-apiserver" "$k8s_bin/kubectl" "$etcd_bin/etcd" "$assets/"
+ln -sf "$k8s_bin/kube-apiserver" "$kubectl_bin/kubectl" "$etcd_bin/etcd" "$assets/"
 echo "$assets"

@@ -110,7 +110,8 @@ func (e *Env) RunSteps(ctx context.Context, steps []profile.Step) error {
 		default:
 			args := make([]string, len(s.Run))
 			for i, a := range s.Run {
-				args[i] = strings.NewReplacer("{{.Kubectl}}", e.Opts.Kubectl, "{{.Namespace}}", e.Profile.Operator.Namespace).Replace(a)
+				args[i] = strings.NewReplacer("{{.Kubectl}}", e.Opts.Kubectl, "{{.Namespace}}", e.Profile.Operator.Namespace,
+					"{{.Kubeconfig}}", e.Opts.Kubeconfig, "{{.Context}}", e.Opts.Context).Replace(a)
 			}
 			cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 			cmd.Env = append(os.Environ(), "KUBECONFIG="+e.Opts.Kubeconfig, "KUBE_CONTEXT="+e.Opts.Context)

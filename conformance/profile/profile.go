@@ -59,7 +59,9 @@ type Step struct {
 	Apply string `json:"apply,omitempty"`
 	// Delete is like Apply, for `kubectl delete`.
 	Delete string `json:"delete,omitempty"`
-	// Run is a command; "{{.Kubectl}}" and "{{.Namespace}}" are expanded.
+	// Run is a command; "{{.Kubectl}}", "{{.Namespace}}" (the operator's),
+	// "{{.Kubeconfig}}" and "{{.Context}}" are expanded (the latter two may
+	// be empty: kubectl then uses its defaults).
 	Run []string `json:"run,omitempty"`
 	// IfServed and UnlessServed make the step depend on whether the API
 	// server serves a group/version (e.g. apiextensions.k8s.io/v1beta1), so
