@@ -4,6 +4,8 @@
 # and CNI plugins built from the Go module proxy.
 # usage: build-base-image.sh [rootfs]   prints the image tag; `rootfs` only
 #        runs the (slow, network-bound) debootstrap step, e.g. while Go builds.
+# env:   ETCDPROOF_NODE_K8S selects the node-side pins (containerd) of an older
+#        Kubernetes release (versions.sh node_pins); each gets its own image.
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "$0")/lib/common.sh"
 # shellcheck source=scripts/lib/images.sh
@@ -14,7 +16,10 @@ source "$ETCDPROOF_ROOT/scripts/lib/images.sh"
 BASE_PACKAGES=systemd,systemd-sysv,conntrack,iptables,nftables,iproute2,ethtool,util-linux,mount,kmod,libseccomp2,pigz,fuse-overlayfs,e2fsprogs,bash,ca-certificates,curl,jq,procps,runc,ipset
 DEBOOTSTRAP_MIRROR=${DEBOOTSTRAP_MIRROR:-http://deb.debian.org/debian}
 rootfs="$ETCDPROOF_CACHE/rootfs/debootstrap-$DEBIAN_SUITE"
-work="$ETCDPROOF_CACHE/rootfs/kind-base"
+KIND_BASE_IMAGE=$(kind_base_image)
+# One assembly folder and log per containerd: the eras never share a step.
+base_id=containerd-$CONTAINERD_VERSION
+work="$ETCDPROOF_CACHE/rootfs/kind-base-$base_id"
 
 debootstrap_rootfs() {
   rm -rf "$rootfs.tmp"
@@ -79,8 +84,8 @@ import_image() {
 
 build_base() {
   step "debootstrap-$DEBIAN_SUITE" "$rootfs/usr/sbin/runc" debootstrap_rootfs
-  step kind-base-assemble "" assemble
-  step kind-base-import "" import_image
+  step "kind-base-assemble-$base_id" "" assemble
+  step "kind-base-import-$base_id" "" import_image
 }
 
 if [[ "${1:-}" == rootfs ]]; then

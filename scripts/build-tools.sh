@@ -15,18 +15,50 @@ go_install() {
   GOBIN=$dir go install "${GOBUILD_FLAGS[@]}" "$@"
 }
 
-# containerd's go.mod has exclude directives, so `go install pkg@v` refuses it;
-# a throwaway module that requires it can build it.
-build_containerd() {
-  local dir=$1 builder="$ETCDPROOF_CACHE/tools/containerd-$CONTAINERD_VERSION-builder"
-  local mod=github.com/containerd/containerd/v2 cmds=()
+# builder_build NAME DIR MODULE VERSION LDFLAGS TAGS PKG...: build MODULE@VERSION's PKGs
+# in a throwaway module that requires it. `go install pkg@v` refuses a module
+# whose go.mod has replace or exclude directives; replace directives only count
+# in the main module, so the builder repeats MODULE's own.
+builder_build() {
+  local name=$1 dir=$2 mod=$3 version=$4 ldflags=$5 tags=$6; shift 6
+  local builder="$ETCDPROOF_CACHE/tools/$name-$version-builder" gomod m target v pkgs=()
   mkdir -p "$builder"
   cd "$builder" || return
-  [[ -f go.mod ]] || go mod init etcdproof.local/containerdbuilder
-  for c in containerd ctr containerd-shim-runc-v2; do cmds+=("$mod/cmd/$c"); done
-  go get "${cmds[@]/%/@$CONTAINERD_VERSION}"
-  go build -trimpath -tags "no_btrfs no_devmapper no_zfs no_aufs" \
-    -ldflags="-s -w -X $mod/version.Version=$CONTAINERD_VERSION" -o "$dir/" "${cmds[@]}"
+  [[ -f go.mod ]] || go mod init "etcdproof.local/${name}builder"
+  gomod=$(GOFLAGS=-mod=mod go mod download -json "$mod@$version" | jq -r .GoMod)
+  while read -r m target v; do
+    go mod edit -replace="$m=$target@$v"
+  done < <(sed -n -e '/^replace (/,/^)/{s#//.*##;s#^\s*\(\S\+\) => \([^.]\S*\) \(\S\+\)\s*$#\1 \2 \3#p}' \
+    -e 's#^replace \(\S\+\) => \([^.]\S*\) \(\S\+\)\s*$#\1 \2 \3#p' "$gomod")
+  # PKG is a path inside MODULE: "" for its root, /cmd/x for a command.
+  for m in "$@"; do pkgs+=("$mod$m"); done
+  go get "${pkgs[@]/%/@$version}"
+  go build -trimpath -tags "$tags" -ldflags="-s -w $ldflags" -o "$dir/" "${pkgs[@]}"
+}
+
+# containerd's go.mod has exclude directives, so `go install pkg@v` refuses it.
+build_containerd() {
+  local mod=github.com/containerd/containerd
+  # containerd 2 moved to a /v2 module.
+  [[ $CONTAINERD_VERSION == v1.* ]] || mod+=/v2
+  builder_build containerd "$1" "$mod" "$CONTAINERD_VERSION" "-X $mod/version.Version=$CONTAINERD_VERSION" \
+    "no_btrfs no_devmapper no_zfs no_aufs" /cmd/containerd /cmd/ctr /cmd/containerd-shim-runc-v2
+}
+
+build_coredns() {
+  case $COREDNS_VERSION in
+    # coredns 1.6 has replace directives: build it like containerd.
+    v1.6.*) builder_build coredns "$1" github.com/coredns/coredns "$COREDNS_VERSION" "" "" "" ;;
+    *) go_install "$1" "github.com/coredns/coredns@$COREDNS_VERSION" ;;
+  esac
+}
+
+build_kube_router() {
+  case $KUBE_ROUTER_VERSION in
+    # Before 2.0 kube-router was not a /v2 module.
+    v1.*) go_install "$1" "github.com/cloudnativelabs/kube-router/cmd/kube-router@$KUBE_ROUTER_VERSION" ;;
+    *) go_install "$1" "github.com/cloudnativelabs/kube-router/v2/cmd/kube-router@$KUBE_ROUTER_VERSION" ;;
+  esac
 }
 
 build_cni() {
@@ -67,9 +99,9 @@ build() {
     containerd) build_containerd "$dir.tmp" ;;
     crictl) go_install "$dir.tmp" "sigs.k8s.io/cri-tools/cmd/crictl@$CRICTL_VERSION" ;;
     cni) build_cni "$dir.tmp" ;;
-    coredns) go_install "$dir.tmp" "github.com/coredns/coredns@$COREDNS_VERSION" ;;
+    coredns) build_coredns "$dir.tmp" ;;
     local-path-provisioner) go_install "$dir.tmp" "github.com/rancher/local-path-provisioner@$LOCAL_PATH_PROVISIONER_VERSION" ;;
-    kube-router) go_install "$dir.tmp" "github.com/cloudnativelabs/kube-router/v2/cmd/kube-router@$KUBE_ROUTER_VERSION" ;;
+    kube-router) build_kube_router "$dir.tmp" ;;
     pause) build_pause "$dir.tmp" ;;
   esac
   rm -rf "$dir"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # From a bare Debian host to a Ready kind cluster; reuses a cluster that exists.
 # usage: cluster-up.sh
-# env:   ETCDPROOF_CLUSTER (etcdproof)  K8S_VERSION (current)  KIND_TOPOLOGY ("" or 3workers)
+# env:   K8S_VERSION (current; or 1.16 / v1.16.15)  KIND_TOPOLOGY ("" or 3workers)
+#        ETCDPROOF_CLUSTER (etcdproof for the current release, else e.g. etcdproof-v1-16)
 #        ETCDPROOF_OFFLINE (probe; 1 = build every image here, 0 = pull kind's node image)
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "$0")/lib/common.sh"
@@ -14,9 +15,16 @@ WAIT_TIMEOUT=${ETCDPROOF_WAIT_TIMEOUT:-5m}
 start=$SECONDS
 version=$(k8s_version)
 config=$(kind_config "$version")
+# Node-side pins (containerd, kube-router, ...) follow the release; see versions.sh node_pins.
+export ETCDPROOF_NODE_K8S=$version
+node_pins "$version"
 
 "$ETCDPROOF_ROOT/scripts/host-setup.sh"
 mode=$(substrate_mode)
+if [[ $mode == online ]] && ! online_node_image "$version" >/dev/null 2>&1; then
+  log "kind $KIND_VERSION publishes no node image for Kubernetes $version: building it here (offline mode)"
+  mode=offline
+fi
 log "mode: $mode (set ETCDPROOF_OFFLINE=1/0 to choose); Kubernetes $version; cluster $CLUSTER_NAME"
 
 # Stable tool paths for the suite: $ETCDPROOF_CACHE/bin/{kind,kubectl}.
