@@ -52,6 +52,10 @@ write_builder() {
     while read -r m target v; do
       # vbom.ml no longer serves its module; the same code lives on at GitHub.
       [[ "$target" == vbom.ml/util ]] && target=github.com/fvbommel/util
+      # reflect2 before v1.0.2 iterates maps through runtime internals that
+      # Go 1.18 changed: built with our Go, the 1.16 API server panics in
+      # json-iterator encoding any map. v1.0.2 is the API-compatible fix.
+      [[ "$m" == github.com/modern-go/reflect2 && "$v" == v1.0.1 ]] && v=v1.0.2
       echo "replace $m => $target $v"
     done < <(pinned_replaces "$modfile")
     if [[ -d "$builder/kubernetes-src" ]]; then echo "replace k8s.io/kubernetes => ./kubernetes-src"; fi
