@@ -62,6 +62,17 @@ assemble() {
   chroot "$r" systemctl enable kubelet.service containerd.service undo-mount-hacks.service
   chroot "$r" systemctl mask systemd-binfmt.service
   install -m 0755 "$containerd_dir"/* "$crictl_dir/crictl" "$r/usr/local/bin/"
+  if [[ $CONTAINERD_VERSION == v1.* ]]; then
+    # kind's node-image build waits for containerd with `ctr info`, which ctr
+    # 1.x lacks; `ctr version` answers the same question (is the daemon up?).
+    mv "$r/usr/local/bin/ctr" "$r/usr/local/bin/ctr.bin"
+    cat >"$r/usr/local/bin/ctr" <<'CTR'
+#!/bin/sh
+[ "$1" = info ] && { shift; exec ctr.bin version "$@"; }
+exec ctr.bin "$@"
+CTR
+    chmod 0755 "$r/usr/local/bin/ctr"
+  fi
   install -m 0755 "$cni_dir"/* "$r/opt/cni/bin/"
   "$containerd_dir/ctr" oci spec |
     jq '.hooks.createContainer[.hooks.createContainer | length] |= . + {"path": "/kind/bin/mount-product-files.sh"}' |
