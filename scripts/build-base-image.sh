@@ -63,12 +63,20 @@ assemble() {
   chroot "$r" systemctl mask systemd-binfmt.service
   install -m 0755 "$containerd_dir"/* "$crictl_dir/crictl" "$r/usr/local/bin/"
   if [[ $CONTAINERD_VERSION == v1.* ]]; then
-    # kind's node-image build waits for containerd with `ctr info`, which ctr
-    # 1.x lacks; `ctr version` answers the same question (is the daemon up?).
+    # kind's node-image build speaks ctr 2: it waits for containerd with
+    # `ctr info` (1.x lacks it; `ctr version` asks the same: is the daemon up?)
+    # and pins imported images with `images import --label=...pinned=pinned`
+    # (1.x lacks the flag; only kubelets from 1.29 honour pinned images).
     mv "$r/usr/local/bin/ctr" "$r/usr/local/bin/ctr.bin"
     cat >"$r/usr/local/bin/ctr" <<'CTR'
 #!/bin/sh
+# ctr 1.x behind the ctr 2 commands kind uses (see etcdproof's build-base-image.sh).
 [ "$1" = info ] && { shift; exec ctr.bin version "$@"; }
+for a in "$@"; do
+  shift
+  case $a in --label=io.cri-containerd.pinned=*) continue ;; esac
+  set -- "$@" "$a"
+done
 exec ctr.bin "$@"
 CTR
     chmod 0755 "$r/usr/local/bin/ctr"
