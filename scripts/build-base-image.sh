@@ -80,6 +80,22 @@ done
 exec ctr.bin "$@"
 CTR
     chmod 0755 "$r/usr/local/bin/ctr"
+    # kind's entrypoint bind-mounts /kubelet and /kubelet.slice onto
+    # themselves in every cgroup v1 hierarchy. The runc that kubelet 1.16
+    # vendors takes the last mount of a controller as its hierarchy root, so
+    # it looks for /kubelet below /kubelet.slice and exits with `cgroup-root
+    # ["kubelet"] doesn't exist`. Undo those mounts (the directories stay).
+    cat >"$r/usr/local/bin/create-kubelet-cgroup-v1" <<'SH'
+#!/bin/sh
+[ -f /sys/fs/cgroup/cgroup.controllers ] && exit 0
+for m in $(awk '$5 ~ "^/sys/fs/cgroup/.*/kubelet(.slice)?$" {print $5}' /proc/self/mountinfo); do
+  umount "$m"
+done
+exit 0
+SH
+    chmod 0755 "$r/usr/local/bin/create-kubelet-cgroup-v1"
+    printf '[Service]\nExecStartPre=/usr/local/bin/create-kubelet-cgroup-v1\n' \
+      >"$r/etc/systemd/system/kubelet.service.d/12-cgroup-v1-root.conf"
   fi
   install -m 0755 "$cni_dir"/* "$r/opt/cni/bin/"
   "$containerd_dir/ctr" oci spec |
