@@ -66,6 +66,13 @@ install_cni() {
     kube apply -f -
 }
 
+# local-path-provisioner's helper pods ask for system-node-critical, which
+# Kubernetes before 1.17 admits only in kube-system: drop it there.
+fix_storage_priority() {
+  kube -n local-path-storage get configmap local-path-config -o json |
+    jq '.data["helperPod.yaml"] |= sub("\n  priorityClassName: system-node-critical"; "")' | kube replace -f -
+}
+
 kube() { "$KUBECTL" --kubeconfig "$CLUSTER_KUBECONFIG" --context "$KUBE_CONTEXT" "$@"; }
 
 wait_ready() {
@@ -103,6 +110,8 @@ mv "$CLUSTER_KUBECONFIG.tmp" "$CLUSTER_KUBECONFIG"
 # kind also merged the context into the default kubeconfig; keep it current there too.
 "$KIND" export kubeconfig --name "$CLUSTER_NAME" >/dev/null 2>&1 || true
 if [[ $mode == offline ]]; then step "cluster-cni-$CLUSTER_NAME" "" install_cni; fi
+minor=${version#v1.}
+if ((${minor%%.*} < 17)); then step "cluster-storage-$CLUSTER_NAME" "" fix_storage_priority; fi
 step "cluster-ready-$CLUSTER_NAME" "" wait_ready
 
 log "cluster $CLUSTER_NAME Ready after $((SECONDS - start))s ($mode, node image $node_image)"
