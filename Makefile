@@ -79,7 +79,8 @@ run-operator: ## Run the operator against the current kubeconfig, watching NAMES
 ##@ Substrate
 
 # The kind cluster the suite runs against; scripts/cluster-env.sh prints every path.
-CLUSTER ?= etcdproof
+# Empty: etcdproof for the current Kubernetes, etcdproof-v1-16 for K8S_VERSION=1.16.
+CLUSTER ?=
 OPERATOR_IMAGE ?= etcdproof/etcd-operator:dev
 SUBSTRATE_ENV := ETCDPROOF_CLUSTER=$(CLUSTER) K8S_VERSION=$(K8S_VERSION)
 

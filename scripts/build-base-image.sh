@@ -4,6 +4,8 @@
 # and CNI plugins built from the Go module proxy.
 # usage: build-base-image.sh [rootfs]   prints the image tag; `rootfs` only
 #        runs the (slow, network-bound) debootstrap step, e.g. while Go builds.
+# env:   ETCDPROOF_NODE_K8S selects the node-side pins (containerd) of an older
+#        Kubernetes release (versions.sh node_pins); each gets its own image.
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "$0")/lib/common.sh"
 # shellcheck source=scripts/lib/images.sh
@@ -14,7 +16,10 @@ source "$ETCDPROOF_ROOT/scripts/lib/images.sh"
 BASE_PACKAGES=systemd,systemd-sysv,conntrack,iptables,nftables,iproute2,ethtool,util-linux,mount,kmod,libseccomp2,pigz,fuse-overlayfs,e2fsprogs,bash,ca-certificates,curl,jq,procps,runc,ipset
 DEBOOTSTRAP_MIRROR=${DEBOOTSTRAP_MIRROR:-http://deb.debian.org/debian}
 rootfs="$ETCDPROOF_CACHE/rootfs/debootstrap-$DEBIAN_SUITE"
-work="$ETCDPROOF_CACHE/rootfs/kind-base"
+KIND_BASE_IMAGE=$(kind_base_image)
+# One assembly folder and log per containerd: the eras never share a step.
+base_id=containerd-$CONTAINERD_VERSION
+work="$ETCDPROOF_CACHE/rootfs/kind-base-$base_id"
 
 debootstrap_rootfs() {
   rm -rf "$rootfs.tmp"
@@ -57,6 +62,41 @@ assemble() {
   chroot "$r" systemctl enable kubelet.service containerd.service undo-mount-hacks.service
   chroot "$r" systemctl mask systemd-binfmt.service
   install -m 0755 "$containerd_dir"/* "$crictl_dir/crictl" "$r/usr/local/bin/"
+  if [[ $CONTAINERD_VERSION == v1.* ]]; then
+    # kind's node-image build speaks ctr 2: it waits for containerd with
+    # `ctr info` (1.x lacks it; `ctr version` asks the same: is the daemon up?)
+    # and pins imported images with `images import --label=...pinned=pinned`
+    # (1.x lacks the flag; only kubelets from 1.29 honour pinned images).
+    mv "$r/usr/local/bin/ctr" "$r/usr/local/bin/ctr.bin"
+    cat >"$r/usr/local/bin/ctr" <<'CTR'
+#!/bin/sh
+# ctr 1.x behind the ctr 2 commands kind uses (see etcdproof's build-base-image.sh).
+[ "$1" = info ] && { shift; exec ctr.bin version "$@"; }
+for a in "$@"; do
+  shift
+  case $a in --label=io.cri-containerd.pinned=*) continue ;; esac
+  set -- "$@" "$a"
+done
+exec ctr.bin "$@"
+CTR
+    chmod 0755 "$r/usr/local/bin/ctr"
+    # kind's entrypoint bind-mounts /kubelet and /kubelet.slice onto
+    # themselves in every cgroup v1 hierarchy. The runc that kubelet 1.16
+    # vendors takes the last mount of a controller as its hierarchy root, so
+    # it looks for /kubelet below /kubelet.slice and exits with `cgroup-root
+    # ["kubelet"] doesn't exist`. Undo those mounts (the directories stay).
+    cat >"$r/usr/local/bin/create-kubelet-cgroup-v1" <<'SH'
+#!/bin/sh
+[ -f /sys/fs/cgroup/cgroup.controllers ] && exit 0
+for m in $(awk '$5 ~ "^/sys/fs/cgroup/.*/kubelet(.slice)?$" {print $5}' /proc/self/mountinfo); do
+  umount "$m"
+done
+exit 0
+SH
+    chmod 0755 "$r/usr/local/bin/create-kubelet-cgroup-v1"
+    printf '[Service]\nExecStartPre=/usr/local/bin/create-kubelet-cgroup-v1\n' \
+      >"$r/etc/systemd/system/kubelet.service.d/12-cgroup-v1-root.conf"
+  fi
   install -m 0755 "$cni_dir"/* "$r/opt/cni/bin/"
   "$containerd_dir/ctr" oci spec |
     jq '.hooks.createContainer[.hooks.createContainer | length] |= . + {"path": "/kind/bin/mount-product-files.sh"}' |
@@ -79,8 +119,8 @@ import_image() {
 
 build_base() {
   step "debootstrap-$DEBIAN_SUITE" "$rootfs/usr/sbin/runc" debootstrap_rootfs
-  step kind-base-assemble "" assemble
-  step kind-base-import "" import_image
+  step "kind-base-assemble-$base_id" "" assemble
+  step "kind-base-import-$base_id" "" import_image
 }
 
 if [[ "${1:-}" == rootfs ]]; then

@@ -9,6 +9,10 @@ source "$(dirname "$0")/lib/common.sh"
 source "$ETCDPROOF_ROOT/scripts/lib/images.sh"
 
 version=${1:?usage: build-node-image.sh VERSION (e.g. $K8S_CURRENT)}
+# Node-side pins follow the release (versions.sh node_pins), here and in the scripts called below.
+export ETCDPROOF_NODE_K8S=$version
+node_pins "$version"
+KIND_BASE_IMAGE=$(kind_base_image)
 node_image=$(offline_node_image "$version")
 work="$ETCDPROOF_CACHE/node/$version"
 K8S_CMDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubeadm kubectl)
@@ -43,8 +47,14 @@ etcd_ref=$(ref_for etcd)
 coredns_ref=$(ref_for coredns)
 etcd_version=v${etcd_ref##*:}
 etcd_version=${etcd_version%-*}
-[[ "${coredns_ref##*:}" == "$COREDNS_VERSION" ]] ||
+# kubeadm tags coredns with or without the v (1.6.2, v1.12.1).
+coredns_tag=${coredns_ref##*:}
+[[ "v${coredns_tag#v}" == "$COREDNS_VERSION" ]] ||
   die "kubeadm $version wants $coredns_ref but versions.sh pins COREDNS_VERSION=$COREDNS_VERSION"
+if [[ -n "$NODE_ETCD_VERSION" && "$NODE_ETCD_VERSION" != "$etcd_version" ]]; then
+  log "kubeadm $version wants etcd $etcd_version; its image holds etcd $NODE_ETCD_VERSION (versions.sh NODE_ETCD_VERSION)"
+  etcd_version=$NODE_ETCD_VERSION
+fi
 etcd_dir=$("$ETCDPROOF_ROOT/scripts/build-etcd.sh" "$etcd_version")
 kindnetd_ref=$(kind_image_ref kindnetdImage)
 lpp_ref=$(kind_image_ref storageProvisionerImage)
@@ -57,10 +67,10 @@ component_images() {
   local c ref
   ensure_busybox_image
   for c in kube-apiserver kube-controller-manager kube-scheduler; do
-    binary_image "registry.k8s.io/$c:$version" "$BUSYBOX_IMAGE" "/usr/local/bin/$c" "$k8s_bin/$c"
+    binary_image "$(ref_for "$c")" "$BUSYBOX_IMAGE" "/usr/local/bin/$c" "$k8s_bin/$c"
   done
   # kube-proxy and kube-router program iptables/ipset: give them the node's userland.
-  binary_image "registry.k8s.io/kube-proxy:$version" "$base_image" /usr/local/bin/kube-proxy "$k8s_bin/kube-proxy"
+  binary_image "$(ref_for kube-proxy)" "$base_image" /usr/local/bin/kube-proxy "$k8s_bin/kube-proxy"
   binary_image "$KUBE_ROUTER_IMAGE" "$base_image" /usr/local/bin/kube-router "$router_dir/kube-router"
   binary_image "$etcd_ref" "$BUSYBOX_IMAGE" /usr/local/bin/etcd "$etcd_dir/etcd" "$etcd_dir/etcdctl"
   binary_image "$coredns_ref" "$BUSYBOX_IMAGE" /usr/local/bin/coredns "$coredns_dir/coredns"
@@ -85,10 +95,10 @@ server_tarball() {
   echo "$version" >"$tree/kubernetes/version"
   cp "$k8s_bin/kubeadm" "$k8s_bin/kubelet" "$k8s_bin/kubectl" "$bin/"
   for c in kube-apiserver kube-controller-manager kube-scheduler; do
-    save_images "$bin/$c.tar" "registry.k8s.io/$c:$version"
+    save_images "$bin/$c.tar" "$(ref_for "$c")"
   done
   # kind loads only these four archives: every other image rides in kube-proxy.tar.
-  save_images "$bin/kube-proxy.tar" "registry.k8s.io/kube-proxy:$version" "$etcd_ref" "$coredns_ref" \
+  save_images "$bin/kube-proxy.tar" "$(ref_for kube-proxy)" "$etcd_ref" "$coredns_ref" \
     "${pause_refs[@]}" "$kindnetd_ref" "$lpp_ref" "$lpp_helper_ref" "$KUBE_ROUTER_IMAGE"
   tar -C "$tree" -c kubernetes | pigz -1 >"$work/kubernetes-server-linux-amd64.tar.gz.tmp"
   mv "$work/kubernetes-server-linux-amd64.tar.gz.tmp" "$work/kubernetes-server-linux-amd64.tar.gz"

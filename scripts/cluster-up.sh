@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # From a bare Debian host to a Ready kind cluster; reuses a cluster that exists.
 # usage: cluster-up.sh
-# env:   ETCDPROOF_CLUSTER (etcdproof)  K8S_VERSION (current)  KIND_TOPOLOGY ("" or 3workers)
+# env:   K8S_VERSION (current; or 1.16 / v1.16.15)  KIND_TOPOLOGY ("" or 3workers)
+#        ETCDPROOF_CLUSTER (etcdproof for the current release, else e.g. etcdproof-v1-16)
 #        ETCDPROOF_OFFLINE (probe; 1 = build every image here, 0 = pull kind's node image)
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "$0")/lib/common.sh"
@@ -14,9 +15,16 @@ WAIT_TIMEOUT=${ETCDPROOF_WAIT_TIMEOUT:-5m}
 start=$SECONDS
 version=$(k8s_version)
 config=$(kind_config "$version")
+# Node-side pins (containerd, kube-router, ...) follow the release; see versions.sh node_pins.
+export ETCDPROOF_NODE_K8S=$version
+node_pins "$version"
 
 "$ETCDPROOF_ROOT/scripts/host-setup.sh"
 mode=$(substrate_mode)
+if [[ $mode == online ]] && ! online_node_image "$version" >/dev/null 2>&1; then
+  log "kind $KIND_VERSION publishes no node image for Kubernetes $version: building it here (offline mode)"
+  mode=offline
+fi
 log "mode: $mode (set ETCDPROOF_OFFLINE=1/0 to choose); Kubernetes $version; cluster $CLUSTER_NAME"
 
 # Stable tool paths for the suite: $ETCDPROOF_CACHE/bin/{kind,kubectl}.
@@ -58,6 +66,13 @@ install_cni() {
     kube apply -f -
 }
 
+# local-path-provisioner's helper pods ask for system-node-critical, which
+# Kubernetes before 1.17 admits only in kube-system: drop it there.
+fix_storage_priority() {
+  kube -n local-path-storage get configmap local-path-config -o json |
+    jq '.data["helperPod.yaml"] |= sub("\n  priorityClassName: system-node-critical"; "")' | kube replace -f -
+}
+
 kube() { "$KUBECTL" --kubeconfig "$CLUSTER_KUBECONFIG" --context "$KUBE_CONTEXT" "$@"; }
 
 wait_ready() {
@@ -95,6 +110,8 @@ mv "$CLUSTER_KUBECONFIG.tmp" "$CLUSTER_KUBECONFIG"
 # kind also merged the context into the default kubeconfig; keep it current there too.
 "$KIND" export kubeconfig --name "$CLUSTER_NAME" >/dev/null 2>&1 || true
 if [[ $mode == offline ]]; then step "cluster-cni-$CLUSTER_NAME" "" install_cni; fi
+minor=${version#v1.}
+if ((${minor%%.*} < 17)); then step "cluster-storage-$CLUSTER_NAME" "" fix_storage_priority; fi
 step "cluster-ready-$CLUSTER_NAME" "" wait_ready
 
 log "cluster $CLUSTER_NAME Ready after $((SECONDS - start))s ($mode, node image $node_image)"

@@ -2,7 +2,7 @@
 # Smoke test of the substrate: a 3-member etcd StatefulSet from the locally
 # built image (pod DNS, PVCs, ClusterIP Service) answers put/get through its
 # Service. Cleans up its namespace unless ETCDPROOF_SMOKE_KEEP=1.
-# usage: smoke.sh      env: ETCDPROOF_CLUSTER (etcdproof)
+# usage: smoke.sh      env: K8S_VERSION, ETCDPROOF_CLUSTER (see cluster-up.sh)
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "$0")/lib/common.sh"
 # shellcheck source=scripts/lib/cluster.sh
@@ -72,6 +72,13 @@ spec:
 YAML
 }
 
+# The image is built by `make images`; loading it here (1-3 s) lets the smoke
+# test run on a fresh cluster of any release.
+load_image() {
+  docker image inspect "$ETCD_IMAGE" >/dev/null 2>&1 || die "image $ETCD_IMAGE missing: run make images first"
+  "$KIND" load docker-image --name "$CLUSTER_NAME" "$ETCD_IMAGE"
+}
+
 deploy() {
   kube create namespace "$NS" --dry-run=client -o yaml | kube apply -f -
   manifest | kube apply -f -
@@ -96,6 +103,7 @@ put_get() {
 
 cleanup() { kube delete namespace "$NS" --wait=true --timeout="$WAIT_TIMEOUT"; }
 
+step smoke-load "" load_image
 step smoke-deploy "" deploy
 step smoke-put-get "" put_get
 if [[ "${ETCDPROOF_SMOKE_KEEP:-0}" != 1 ]]; then step smoke-cleanup "" cleanup; fi

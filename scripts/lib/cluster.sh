@@ -3,7 +3,32 @@
 # Every value can be printed for other tools by scripts/cluster-env.sh.
 # shellcheck disable=SC2034 # variables are read by the scripts that source this file
 
-CLUSTER_NAME=${ETCDPROOF_CLUSTER:-etcdproof}
+# k8s_version: K8S_VERSION (default "current") as a release, e.g. v1.34.4.
+# A minor alone (1.16 or v1.16) means the release versions.sh pins for it (K8S_1_16).
+k8s_version() {
+  local v=${K8S_VERSION:-current} var
+  [[ "$v" == current ]] && v=$K8S_CURRENT
+  if [[ "$v" =~ ^v?1\.[0-9]+$ ]]; then
+    var=K8S_${v#v}
+    var=${var//./_}
+    [[ -n "${!var:-}" ]] || die "K8S_VERSION='$v': no release pinned for that minor ($var in versions.sh)"
+    v=${!var}
+  fi
+  [[ "$v" =~ ^v1\.[0-9]+\.[0-9]+$ ]] || die "K8S_VERSION='$v': want 'current', a minor such as 1.16, or a release such as $K8S_CURRENT"
+  echo "$v"
+}
+
+# Each release gets its own cluster so eras can run side by side: etcdproof for
+# the current one, etcdproof-v1-16 for 1.16, unless ETCDPROOF_CLUSTER names one.
+default_cluster_name() {
+  local v minor
+  v=$(k8s_version) || exit  # errexit is off inside $(...)
+  [[ "$v" == "$K8S_CURRENT" ]] && { echo etcdproof; return; }
+  minor=${v%.*}
+  echo "etcdproof-${minor//./-}"
+}
+CLUSTER_NAME=${ETCDPROOF_CLUSTER:-}
+[[ -n "$CLUSTER_NAME" ]] || CLUSTER_NAME=$(default_cluster_name)
 [[ "$CLUSTER_NAME" =~ ^[a-z0-9][a-z0-9.-]*$ ]] || die "ETCDPROOF_CLUSTER='$CLUSTER_NAME' is not a valid kind cluster name"
 KUBE_CONTEXT=kind-$CLUSTER_NAME
 CLUSTER_DIR=$ETCDPROOF_CACHE/clusters/$CLUSTER_NAME
@@ -13,14 +38,6 @@ AUDIT_DIR=$CLUSTER_DIR/audit
 AUDIT_LOG=$AUDIT_DIR/audit.log
 KIND=$ETCDPROOF_CACHE/bin/kind
 KUBECTL=$ETCDPROOF_CACHE/bin/kubectl
-
-# k8s_version: K8S_VERSION (default "current") as a release, e.g. v1.34.4.
-k8s_version() {
-  local v=${K8S_VERSION:-current}
-  [[ "$v" == current ]] && v=$K8S_CURRENT
-  [[ "$v" =~ ^v1\.[0-9]+\.[0-9]+$ ]] || die "K8S_VERSION='$v': want 'current' or a release such as $K8S_CURRENT"
-  echo "$v"
-}
 
 # kind_config VERSION: the config file for VERSION and KIND_TOPOLOGY (empty or 3workers).
 kind_config() {

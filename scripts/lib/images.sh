@@ -66,7 +66,8 @@ image_step() {
 
 # Images the offline node is made of.
 # shellcheck disable=SC2034 # used by the scripts that source this file
-KIND_BASE_IMAGE=etcdproof/kind-base:$KIND_VERSION-$DEBIAN_SUITE-containerd-$CONTAINERD_VERSION
+# (A function: node_pins may change CONTAINERD_VERSION after this file is sourced.)
+kind_base_image() { echo "etcdproof/kind-base:$KIND_VERSION-$DEBIAN_SUITE-containerd-$CONTAINERD_VERSION"; }
 offline_node_image() { echo "etcdproof/kind-node:$1"; }
 
 # binary_image TAG BASE ENTRYPOINT BINARY...: an image FROM BASE holding each

@@ -7,10 +7,18 @@ KIND_VERSION=v0.33.0
 
 # Kubernetes: the current era. K8S_VERSION selects an entry of kind-configs/.
 K8S_CURRENT=v1.34.4
+# Older eras, for operators that must still run there. K8S_VERSION=1.16 means
+# K8S_1_16 (scripts/lib/cluster.sh resolves it).
+K8S_1_16=v1.16.15
 
 # Online mode uses a node image published for KIND_VERSION (from its release
 # notes). kind v0.33.0 ships no v1.34.4 image; its v1.34 line is v1.34.11.
 KIND_NODE_IMAGE_ONLINE_v1_34=kindest/node:v1.34.11@sha256:44e222ee2132dab25ff87301682f89eb82c7880ea3a1bf543bfe9708fd08d67d
+# kind v0.33.0 publishes no 1.16 image. The last one is kind v0.12.0's (release
+# notes of github.com/kubernetes-sigs/kind v0.12.0, "Images pre-built"):
+#   kindest/node:v1.16.15@sha256:64bac16b83b6adfd04ea3fbcf6c9b5b893277120f2b2cbf9f5fa3e5d4c2260cc
+# It is made for kind v0.12.0's base and `kind create`, so online mode does not
+# offer 1.16; offline mode builds its own 1.16 node (see node_pins below).
 
 # Offline mode: every node component is built from the Go module proxy.
 DEBIAN_SUITE=bookworm
@@ -37,3 +45,30 @@ BUSYBOX_WORKLOAD_TAGS="busybox:1.28.0-glibc busybox:latest"
 # Third-party operators certified by the suite, built from the module proxy
 # (scripts/build-thirdparty-images.sh; pins in scripts/thirdparty/).
 COREOS_OPERATOR_VERSION=v0.9.4
+
+# node_pins VERSION: override the node-side pins above for a Kubernetes release
+# older than the current era; the default pins stay for every other release.
+# Scripts that build or run a node export ETCDPROOF_NODE_K8S=VERSION, so the
+# scripts they call (build-tools.sh, build-base-image.sh) pick the same pins.
+node_pins() {
+  case $1 in
+    v1.16.*)
+      # kubelet 1.16 speaks CRI v1alpha2 only: containerd 2.x dropped it, 1.6
+      # (the last line with it) still serves it and reads kind's version = 2 config.
+      CONTAINERD_VERSION=v1.6.38
+      # kube-router 2.x waits for discovery.k8s.io/v1 EndpointSlices (1.21+)
+      # before it routes anything; 1.6 watches Endpoints and builds from the proxy.
+      KUBE_ROUTER_VERSION=v1.6.1
+      # What kubeadm 1.16 deploys (`kubeadm config images list`): coredns 1.6.2,
+      # pause 3.1 (our pause program under that name), etcd 3.3.15-0.
+      COREDNS_VERSION=v1.6.2
+      # etcd 3.3 predates Go modules (imports github.com/coreos/etcd, unpinned
+      # dependencies); the etcd image kubeadm names 3.3.15-0 holds this build.
+      # etcd 3.4 serves the same v3 API to a 1.16 API server.
+      NODE_ETCD_VERSION=v3.4.25
+      ;;
+  esac
+}
+# etcd built into the node image when kubeadm's own choice cannot be built ("" = kubeadm's).
+NODE_ETCD_VERSION=
+if [[ -n "${ETCDPROOF_NODE_K8S:-}" ]]; then node_pins "$ETCDPROOF_NODE_K8S"; fi
