@@ -104,7 +104,11 @@ func (e *Env) RunSteps(ctx context.Context, steps []profile.Step) error {
 		var err error
 		switch {
 		case s.Apply != "":
-			_, err = e.Kubectl(ctx, "apply", "--server-side", "--force-conflicts", kustomizeOrFile(e.Profile.Path(s.Apply)), e.Profile.Path(s.Apply))
+			args := []string{"apply", kustomizeOrFile(e.Profile.Path(s.Apply)), e.Profile.Path(s.Apply)}
+			if e.serverSideApply() {
+				args = append(args, "--server-side", "--force-conflicts")
+			}
+			_, err = e.Kubectl(ctx, args...)
 		case s.Delete != "":
 			_, err = e.Kubectl(ctx, "delete", "--ignore-not-found", "--wait=true", "--timeout="+e.Config.Timeout("install", "uninstall").String(), kustomizeOrFile(e.Profile.Path(s.Delete)), e.Profile.Path(s.Delete))
 		default:
@@ -124,6 +128,16 @@ func (e *Env) RunSteps(ctx context.Context, steps []profile.Step) error {
 		}
 	}
 	return nil
+}
+
+// serverSideApply: install steps apply server-side where it is GA (1.22+):
+// 1.16's beta fails on v1beta1 CRDs ("cannot convert int64 to float64").
+func (e *Env) serverSideApply() bool {
+	var major, minor int
+	if _, err := fmt.Sscanf(strings.TrimPrefix(e.ServerVersion, "v"), "%d.%d", &major, &minor); err != nil {
+		return true
+	}
+	return major > 1 || minor >= 22
 }
 
 // Served reports whether the API server serves groupVersion ("v1" is the
