@@ -91,7 +91,18 @@ func (t *TrafficPod) WaitForTraffic(ctx context.Context, intervals ...any) {
 }
 
 // StopAndValidate stops the traffic, saves the history and validates it.
-func (t *TrafficPod) StopAndValidate(ctx context.Context, check, phase string, maxGap time.Duration) (TrafficResult, error) {
+// TrafficLimits are what one phase's client history is held to.
+type TrafficLimits struct {
+	// MaxWriteGap is the longest allowed time without a successful write
+	// (0: no limit).
+	MaxWriteGap time.Duration
+	// FaultInjected says the suite kills members during the phase: requests
+	// in flight on a killed member fail whatever the operator does, so they
+	// are recorded but do not fail the phase.
+	FaultInjected bool
+}
+
+func (t *TrafficPod) StopAndValidate(ctx context.Context, check, phase string, limits TrafficLimits) (TrafficResult, error) {
 	h, err := t.Stop(ctx)
 	if err != nil {
 		return TrafficResult{}, err
@@ -102,7 +113,8 @@ func (t *TrafficPod) StopAndValidate(ctx context.Context, check, phase string, m
 	}
 	res := validate.Validate(h, validate.Options{
 		Timeout:           t.env.Config.LinTimeout(),
-		MaxWriteGap:       maxGap,
+		MaxWriteGap:       limits.MaxWriteGap,
+		AllowClientErrors: limits.FaultInjected,
 		VisualizationPath: t.env.ArtifactPath(check, "linearizability-"+phase+".html"),
 	})
 	return TrafficResult{Result: res, HistoryFile: file}, nil

@@ -23,6 +23,6 @@ func CreateSpec(ctx SpecContext, s *Suite) {
 	Expect(e.WriteJSON(truth, "create", "ground-truth.json")).To(Succeed())
 
 	By("putting and getting through the client Service")
-	res := withTraffic(ctx, s, c, "create", "client-service", 0, func() {})
+	res := withTraffic(ctx, s, c, "create", "client-service", framework.TrafficLimits{}, func() {})
 	expectTraffic(res, "client-service")
 }

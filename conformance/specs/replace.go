@@ -24,7 +24,7 @@ func ReplaceSpec(ctx SpecContext, s *Suite) {
 	Expect(c.WriteMarker(ctx, "etcdproof/marker/replace", "before-replace")).To(Succeed())
 
 	var mttr [2]time.Duration
-	res := withTraffic(ctx, s, c, "replace", "replace", e.Config.Budget("replace/longest-write-gap"), func() {
+	res := withTraffic(ctx, s, c, "replace", "replace", framework.TrafficLimits{MaxWriteGap: e.Config.Budget("replace/longest-write-gap"), FaultInjected: true}, func() {
 		victim, err := truth.NonLeaderPod()
 		Expect(err).NotTo(HaveOccurred())
 		By("deleting non-leader pod " + victim)

@@ -25,7 +25,7 @@ func ScaleSpec(ctx SpecContext, s *Suite) {
 	Expect(c.WriteMarker(ctx, "etcdproof/marker/scale", "before-scale")).To(Succeed())
 
 	var up, down time.Duration
-	res := withTraffic(ctx, s, c, "scale", "scale", e.Config.Budget("scale/longest-write-gap"), func() {
+	res := withTraffic(ctx, s, c, "scale", "scale", framework.TrafficLimits{MaxWriteGap: e.Config.Budget("scale/longest-write-gap")}, func() {
 		By("scaling " + itoa(from) + " → " + itoa(to))
 		Expect(c.SetSize(ctx, to)).To(Succeed())
 		up, _ = c.WaitForHealthy(ctx, framework.Want{Size: to, Version: version, Data: marker}, e.Config.GetIntervals("scale", "members-ready")...)

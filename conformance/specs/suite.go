@@ -145,7 +145,7 @@ func newCluster(ctx context.Context, s *Suite, check string, size int, version s
 
 // withTraffic runs fn while in-cluster clients put and get through the
 // client Service, then validates and records the history of the phase.
-func withTraffic(ctx context.Context, s *Suite, c *framework.EtcdCluster, check, phase string, maxGap time.Duration, fn func()) framework.TrafficResult {
+func withTraffic(ctx context.Context, s *Suite, c *framework.EtcdCluster, check, phase string, limits framework.TrafficLimits, fn func()) framework.TrafficResult {
 	e := s.Env
 	By(fmt.Sprintf("starting traffic for %s", phase))
 	tp, err := c.StartTraffic(ctx, framework.SafeName(check+"-"+phase))
@@ -160,7 +160,7 @@ func withTraffic(ctx context.Context, s *Suite, c *framework.EtcdCluster, check,
 		// has already failed.
 		stopCtx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		if res, err := tp.StopAndValidate(stopCtx, check, phase, maxGap); err == nil {
+		if res, err := tp.StopAndValidate(stopCtx, check, phase, limits); err == nil {
 			s.Report.Traffic(check, phase, res.Result, res.HistoryFile)
 			s.Report.Note(check, "traffic during %s after the failure: %v", phase, res.Failures)
 		}
@@ -169,10 +169,10 @@ func withTraffic(ctx context.Context, s *Suite, c *framework.EtcdCluster, check,
 	fn()
 	finished = true
 	By(fmt.Sprintf("stopping traffic for %s and checking its history", phase))
-	res, err := tp.StopAndValidate(ctx, check, phase, maxGap)
+	res, err := tp.StopAndValidate(ctx, check, phase, limits)
 	Expect(err).NotTo(HaveOccurred())
 	s.Report.Traffic(check, phase, res.Result, res.HistoryFile)
-	s.Report.Timing(check, phase+"/longest-write-gap", res.Stats.LongestWriteGap, maxGap)
+	s.Report.Timing(check, phase+"/longest-write-gap", res.Stats.LongestWriteGap, limits.MaxWriteGap)
 	return res
 }
 

@@ -27,7 +27,7 @@ func UpgradeSpec(ctx SpecContext, s *Suite) {
 	data := map[string]string{"etcdproof/marker/upgrade": "before-upgrade"}
 
 	var total time.Duration
-	res := withTraffic(ctx, s, c, "upgrade", "upgrade", e.Config.Budget("upgrade/longest-write-gap"), func() {
+	res := withTraffic(ctx, s, c, "upgrade", "upgrade", framework.TrafficLimits{MaxWriteGap: e.Config.Budget("upgrade/longest-write-gap")}, func() {
 		for _, v := range versions[1:] {
 			By("upgrading to etcd " + v)
 			Expect(c.SetVersion(ctx, v)).To(Succeed())

@@ -108,3 +108,16 @@ func TestStatsWriteGapAndLatency(t *testing.T) {
 		t.Errorf("failures = %q", r.Failures)
 	}
 }
+
+// Where the suite kills a member, a request in flight on it may fail; that
+// is listed but only linearizability and lost writes judge the history.
+func TestAllowClientErrorsStillCatchesLostWrites(t *testing.T) {
+	opts := Options{Timeout: 10 * time.Second, AllowClientErrors: true}
+	r := Validate(load(t, "failed-put-took-effect.jsonl"), opts)
+	if !r.Passed() || len(r.Errors) != 1 {
+		t.Errorf("failed put with errors allowed: passed = %v, errors = %v, failures = %v", r.Passed(), r.Errors, r.Failures)
+	}
+	if r := Validate(load(t, "lost-write.jsonl"), opts); r.Passed() {
+		t.Error("a history that lost acknowledged writes passed with client errors allowed")
+	}
+}

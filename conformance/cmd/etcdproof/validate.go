@@ -19,6 +19,7 @@ func validateCmd(args []string) int {
 	fs.StringVar(&file, "history", "", "history file (JSON lines) written by a run (required)")
 	fs.DurationVar(&opts.Timeout, "timeout", 2*time.Minute, "linearizability check limit; running out is a failure")
 	fs.DurationVar(&opts.MaxWriteGap, "max-write-gap", 0, "longest allowed time without a successful write (0: no limit)")
+	fs.BoolVar(&opts.AllowClientErrors, "allow-client-errors", false, "list failed requests without failing (histories of phases that kill members, like replace)")
 	fs.StringVar(&opts.VisualizationPath, "visualization", "", "write porcupine's HTML here if the history is not linearizable")
 	if err := fs.Parse(args); err != nil {
 		return runner.ExitCouldNot
