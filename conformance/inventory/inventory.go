@@ -22,6 +22,21 @@ type Object struct {
 	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name"`
 	UID       string `json:"uid"`
+	// Mirror marks a mirror pod: the kubelet's API copy of a static pod
+	// (control-plane components). Kubelets recreate these on their own (1.16's
+	// do during a run), so they are matched by name, not UID.
+	Mirror bool `json:"mirror,omitempty"`
+}
+
+// mirrorPodAnnotation is set by the kubelet on every mirror pod.
+const mirrorPodAnnotation = "kubernetes.io/config.mirror"
+
+// identity is what must match for an object to count as the one seen before.
+func (o Object) identity() string {
+	if o.Mirror {
+		return "mirror " + o.String()
+	}
+	return o.UID
 }
 
 func (o Object) String() string {
@@ -77,19 +92,22 @@ func Take(ctx context.Context, disc discovery.DiscoveryInterface, dyn dynamic.In
 				continue
 			}
 			for _, it := range items.Items {
-				snap.Objects = append(snap.Objects, Object{Resource: name, Namespace: it.GetNamespace(), Name: it.GetName(), UID: string(it.GetUID())})
+				_, mirror := it.GetAnnotations()[mirrorPodAnnotation]
+				snap.Objects = append(snap.Objects, Object{Resource: name, Namespace: it.GetNamespace(), Name: it.GetName(), UID: string(it.GetUID()),
+					Mirror: mirror && name == "pods"})
 			}
 		}
 	}
 	return snap, nil
 }
 
-// Leftovers are objects in after that were not in before (by UID), minus
+// Leftovers are objects in after that were not in before (by UID; mirror
+// pods by name), minus
 // excluded resources and objects that belong to ignored namespaces.
 func Leftovers(before, after Snapshot, exclusions []Exclusion) []Object {
 	old := map[string]bool{}
 	for _, o := range before.Objects {
-		old[o.UID] = true
+		old[o.identity()] = true
 	}
 	excluded := map[string]bool{}
 	for _, e := range exclusions {
@@ -97,7 +115,7 @@ func Leftovers(before, after Snapshot, exclusions []Exclusion) []Object {
 	}
 	var left []Object
 	for _, o := range after.Objects {
-		if !old[o.UID] && !excluded[o.Resource] {
+		if !old[o.identity()] && !excluded[o.Resource] {
 			left = append(left, o)
 		}
 	}
