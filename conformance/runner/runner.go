@@ -187,7 +187,11 @@ func environment(ctx context.Context, o Options, env *framework.Env) report.Envi
 	e := report.Environment{Kubernetes: env.ServerVersion, Operator: env.Profile.Operator.Version, Suite: suiteVersion()}
 	if o.Kind != "" {
 		if out, err := exec.CommandContext(ctx, o.Kind, "version").Output(); err == nil {
+			// "kind v0.33.0 go1.26.8 linux/amd64": the version is what matters.
 			e.Kind = strings.TrimSpace(string(out))
+			if f := strings.Fields(e.Kind); len(f) >= 2 && f[0] == "kind" {
+				e.Kind = f[1]
+			}
 		}
 	}
 	seen := map[string]bool{}
