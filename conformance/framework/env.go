@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strings"
 
+	utilversion "k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -133,11 +134,8 @@ func (e *Env) RunSteps(ctx context.Context, steps []profile.Step) error {
 // serverSideApply: install steps apply server-side where it is GA (1.22+):
 // 1.16's beta fails on v1beta1 CRDs ("cannot convert int64 to float64").
 func (e *Env) serverSideApply() bool {
-	var major, minor int
-	if _, err := fmt.Sscanf(strings.TrimPrefix(e.ServerVersion, "v"), "%d.%d", &major, &minor); err != nil {
-		return true
-	}
-	return major > 1 || minor >= 22
+	v, err := utilversion.ParseGeneric(e.ServerVersion)
+	return err != nil || v.AtLeast(utilversion.MajorMinor(1, 22))
 }
 
 // Served reports whether the API server serves groupVersion ("v1" is the

@@ -90,7 +90,6 @@ func (t *TrafficPod) WaitForTraffic(ctx context.Context, intervals ...any) {
 	}).WithTimeout(intervals[0].(time.Duration)).WithPolling(intervals[1].(time.Duration)).Should(Succeed())
 }
 
-// StopAndValidate stops the traffic, saves the history and validates it.
 // TrafficLimits are what one phase's client history is held to.
 type TrafficLimits struct {
 	// MaxWriteGap is the longest allowed time without a successful write
@@ -102,6 +101,7 @@ type TrafficLimits struct {
 	FaultInjected bool
 }
 
+// StopAndValidate stops the traffic, saves the history and validates it.
 func (t *TrafficPod) StopAndValidate(ctx context.Context, check, phase string, limits TrafficLimits) (TrafficResult, error) {
 	h, err := t.Stop(ctx)
 	if err != nil {

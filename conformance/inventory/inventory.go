@@ -102,8 +102,8 @@ func Take(ctx context.Context, disc discovery.DiscoveryInterface, dyn dynamic.In
 }
 
 // Leftovers are objects in after that were not in before (by UID; mirror
-// pods by name), minus
-// excluded resources and objects that belong to ignored namespaces.
+// pods by name), minus excluded resources and objects that belong to ignored
+// namespaces.
 func Leftovers(before, after Snapshot, exclusions []Exclusion) []Object {
 	old := map[string]bool{}
 	for _, o := range before.Objects {

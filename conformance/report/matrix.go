@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	utilversion "k8s.io/apimachinery/pkg/util/version"
 )
 
 // Matrix renders several runs side by side: one column per run (profile on
@@ -114,11 +116,11 @@ func find(r *Report, name string) *Check {
 
 // kubeMinor orders columns newest Kubernetes first ("v1.34.4" → 34).
 func kubeMinor(r *Report) int {
-	var major, minor int
-	if _, err := fmt.Sscanf(strings.TrimPrefix(r.Environment.Kubernetes, "v"), "%d.%d", &major, &minor); err != nil {
+	v, err := utilversion.ParseGeneric(r.Environment.Kubernetes)
+	if err != nil {
 		return -1
 	}
-	return major*1000 + minor
+	return int(v.Major())*1000 + int(v.Minor())
 }
 
 // TrimDir rewrites the paths inside a report that point into dir (its
