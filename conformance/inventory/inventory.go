@@ -23,21 +23,15 @@ type Object struct {
 	Name      string `json:"name"`
 	UID       string `json:"uid"`
 	// Mirror marks a mirror pod: the kubelet's API copy of a static pod
-	// (control-plane components). Kubelets recreate these on their own (1.16's
-	// do during a run), so they are matched by name, not UID.
+	// (control-plane components). Kubelets delete and recreate these on their
+	// own (1.16's do after start-up, so one may even be missing from the
+	// snapshot before install); no operator creates them, so they never
+	// count as leftovers.
 	Mirror bool `json:"mirror,omitempty"`
 }
 
 // mirrorPodAnnotation is set by the kubelet on every mirror pod.
 const mirrorPodAnnotation = "kubernetes.io/config.mirror"
-
-// identity is what must match for an object to count as the one seen before.
-func (o Object) identity() string {
-	if o.Mirror {
-		return "mirror " + o.String()
-	}
-	return o.UID
-}
 
 func (o Object) String() string {
 	if o.Namespace == "" {
@@ -101,13 +95,13 @@ func Take(ctx context.Context, disc discovery.DiscoveryInterface, dyn dynamic.In
 	return snap, nil
 }
 
-// Leftovers are objects in after that were not in before (by UID; mirror
-// pods by name), minus excluded resources and objects that belong to ignored
+// Leftovers are objects in after that were not in before (by UID), minus
+// mirror pods, excluded resources and objects that belong to ignored
 // namespaces.
 func Leftovers(before, after Snapshot, exclusions []Exclusion) []Object {
 	old := map[string]bool{}
 	for _, o := range before.Objects {
-		old[o.identity()] = true
+		old[o.UID] = true
 	}
 	excluded := map[string]bool{}
 	for _, e := range exclusions {
@@ -115,7 +109,7 @@ func Leftovers(before, after Snapshot, exclusions []Exclusion) []Object {
 	}
 	var left []Object
 	for _, o := range after.Objects {
-		if !old[o.identity()] && !excluded[o.Resource] {
+		if !old[o.UID] && !o.Mirror && !excluded[o.Resource] {
 			left = append(left, o)
 		}
 	}

@@ -22,6 +22,8 @@ func TestLeftovers(t *testing.T) {
 		{Resource: "customresourcedefinitions.apiextensions.k8s.io", Name: "etcdclusters.etcd.database.coreos.com", UID: "6"},
 		// The kubelet recreated its mirror pod of a static pod: not the run's.
 		{Resource: "pods", Namespace: "kube-system", Name: "etcd-node", UID: "8", Mirror: true},
+		// Nor is one the kubelet had deleted when the first snapshot was taken.
+		{Resource: "pods", Namespace: "kube-system", Name: "kube-scheduler-node", UID: "11", Mirror: true},
 		// An ordinary pod recreated under its old name is a new object.
 		{Resource: "pods", Namespace: "kube-system", Name: "kube-proxy-x", UID: "9"},
 	}}
