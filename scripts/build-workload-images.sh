@@ -2,35 +2,63 @@
 # Build the images etcd operators run, from source, and load them into the
 # kind cluster when it exists:
 #   quay.io/coreos/etcd:vX.Y.Z and gcr.io/etcd-development/etcd:vX.Y.Z for each
-#   ETCD_WORKLOAD_VERSIONS entry (etcd and etcdctl in /usr/local/bin, busybox sh),
+#   ETCD_WORKLOAD_VERSIONS entry, each built from that release's own Dockerfile
+#   on a local base of the same shape (distroless: no shell),
 #   busybox under BUSYBOX_WORKLOAD_TAGS, resolving names like glibc does.
 # usage: build-workload-images.sh      env: ETCDPROOF_CLUSTER (etcdproof)
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "$0")/lib/common.sh"
 # shellcheck source=scripts/lib/images.sh
 source "$ETCDPROOF_ROOT/scripts/lib/images.sh"
+# shellcheck source=scripts/lib/baseimages.sh
+source "$ETCDPROOF_ROOT/scripts/lib/baseimages.sh"
 # shellcheck source=scripts/lib/cluster.sh
 source "$ETCDPROOF_ROOT/scripts/lib/cluster.sh"
 
 ETCD_REPOSITORIES=(quay.io/coreos/etcd gcr.io/etcd-development/etcd)
 read -r -a busybox_tags <<<"$BUSYBOX_WORKLOAD_TAGS"
 
+# etcd_dockerfile VERSION: prints the path of the release's own Dockerfile
+# (ETCD_DOCKERFILE_<version> in versions.sh), fetched from the module proxy.
+etcd_dockerfile() {
+  local spec_var=ETCD_DOCKERFILE_${1//./_} module file dir
+  [[ -n "${!spec_var:-}" ]] || die "no $spec_var in scripts/lib/versions.sh: where is etcd $1's Dockerfile?"
+  read -r module file <<<"${!spec_var}"
+  dir=$(cd "$(mktemp -d)" && GOFLAGS=-mod=mod go mod download -json "$module" | jq -r .Dir)
+  [[ -f "$dir/$file" ]] || die "$module has no $file"
+  echo "$dir/$file"
+}
+
+# dockerfile_from FILE: the image the Dockerfile starts FROM (flags dropped).
+dockerfile_from() {
+  awk 'toupper($1) == "FROM" { for (i = 2; i <= NF; i++) if ($i !~ /^--/) { print $i; exit } }' "$1"
+}
+
+# etcd_image VERSION: the release's upstream image, built from its own
+# Dockerfile with the FROM line pointing at the local base of the same shape.
 etcd_image() {
-  local version=$1 dir ctx="$ETCDPROOF_CACHE/images/ctx/etcd-$1" repo
+  local version=$1 dir dockerfile from base ctx="$ETCDPROOF_CACHE/images/ctx/etcd-$1" repo
   dir=$("$ETCDPROOF_ROOT/scripts/build-etcd.sh" "$version")
+  dockerfile=$(etcd_dockerfile "$version")
+  from=$(dockerfile_from "$dockerfile")
+  base=$(local_base_for "$from")
+  [[ -n "$base" ]] || die "etcd $version is built FROM $from, which has no local stand-in (scripts/lib/baseimages.sh)"
+  ensure_local_base "$base"
   rm -rf "$ctx"
-  mkdir -p "$ctx/rootfs/usr/local/bin" "$ctx/rootfs/var/etcd" "$ctx/rootfs/var/lib/etcd"
-  cp "$dir/etcd" "$dir/etcdctl" "$ctx/rootfs/usr/local/bin/"
-  cat >"$ctx/Dockerfile" <<DOCKERFILE
-FROM $BUSYBOX_IMAGE
-COPY rootfs/ /
-ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-EXPOSE 2379 2380
-CMD ["/usr/local/bin/etcd"]
-DOCKERFILE
+  mkdir -p "$ctx"
+  cp "$dir"/etcd* "$ctx/"
+  awk -v base="$base" 'toupper($1) == "FROM" { print "FROM " base; next } { print }' "$dockerfile" >"$ctx/Dockerfile"
   build_context_image "${ETCD_REPOSITORIES[0]}:$version" "$ctx"
   for repo in "${ETCD_REPOSITORIES[@]:1}"; do docker tag "${ETCD_REPOSITORIES[0]}:$version" "$repo:$version"; done
   rm -rf "$ctx"
+}
+
+# verify_etcd_image VERSION: the built image has its Dockerfile's shape.
+verify_etcd_image() {
+  local version=$1 dockerfile
+  dockerfile=$(etcd_dockerfile "$version")
+  (cd "$ETCDPROOF_ROOT" && go run ./scripts/imagecheck --image "${ETCD_REPOSITORIES[0]}:$version" \
+    --dockerfile "$dockerfile" --base "$(local_base_for "$(dockerfile_from "$dockerfile")")")
 }
 
 # Operators' DNS-check init containers loop on `nslookup <pod>.<svc>.<ns>.svc`
@@ -60,7 +88,13 @@ busybox_glibc_image() {
 images=()
 step busybox-image "" ensure_busybox_image
 for v in $ETCD_WORKLOAD_VERSIONS; do
-  image_step "workload-etcd-$v" "${ETCD_REPOSITORIES[-1]}:$v" etcd_image "$v"
+  # An image under this tag from an older recipe (busybox-based) is rebuilt.
+  if image_exists "${ETCD_REPOSITORIES[-1]}:$v" && verify_etcd_image "$v" >/dev/null 2>&1; then
+    log "== workload-etcd-$v: cached, has its Dockerfile's shape"
+  else
+    step "workload-etcd-$v" "" etcd_image "$v"
+    step "workload-etcd-$v-verify" "" verify_etcd_image "$v"
+  fi
   for repo in "${ETCD_REPOSITORIES[@]}"; do images+=("$repo:$v"); done
 done
 image_step workload-busybox "${busybox_tags[-1]}" busybox_glibc_image

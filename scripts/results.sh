@@ -20,6 +20,8 @@ for p in $profiles; do
   case $rc in
     0) log "== results: $p passed" ;;
     1) log "== results: $p failed checks (recorded)" ;;
+    2) [[ -f $dir/report.json ]] || die "profile $p could not run (exit 2); see the output above"
+      log "== results: $p incomplete (recorded)" ;;
     *) die "profile $p could not run (exit $rc); see the output above" ;;
   esac
 done

@@ -9,7 +9,8 @@ source "$(dirname "$0")/lib/common.sh"
 source "$ETCDPROOF_ROOT/scripts/lib/cluster.sh"
 
 NS=etcdproof-smoke
-ETCD_IMAGE=quay.io/coreos/etcd:$ETCD_CONTROL_PLANE_VERSION
+# The newest etcd release built by `make images`.
+ETCD_IMAGE=quay.io/coreos/etcd:${ETCD_WORKLOAD_VERSIONS##* }
 WAIT_TIMEOUT=${ETCDPROOF_WAIT_TIMEOUT:-5m}
 cluster_exists || die "cluster $CLUSTER_NAME does not exist: run make cluster first"
 
@@ -48,20 +49,23 @@ spec:
         - name: etcd
           image: $ETCD_IMAGE
           imagePullPolicy: Never
-          command: [/bin/sh, -ec]
+          # Upstream etcd images have no shell: Kubernetes expands \$(POD_NAME).
+          command: [etcd]
           args:
-            - >-
-              exec etcd --name \$(POD_NAME) --data-dir /var/lib/etcd/data
-              --listen-peer-urls http://0.0.0.0:2380 --listen-client-urls http://0.0.0.0:2379
-              --advertise-client-urls http://\$(POD_NAME).etcd.$NS.svc:2379
-              --initial-advertise-peer-urls http://\$(POD_NAME).etcd.$NS.svc:2380
-              --initial-cluster etcd-0=http://etcd-0.etcd.$NS.svc:2380,etcd-1=http://etcd-1.etcd.$NS.svc:2380,etcd-2=http://etcd-2.etcd.$NS.svc:2380
-              --initial-cluster-state new --initial-cluster-token smoke
+            - --name=\$(POD_NAME)
+            - --data-dir=/var/lib/etcd/data
+            - --listen-peer-urls=http://0.0.0.0:2380
+            - --listen-client-urls=http://0.0.0.0:2379
+            - --advertise-client-urls=http://\$(POD_NAME).etcd.$NS.svc:2379
+            - --initial-advertise-peer-urls=http://\$(POD_NAME).etcd.$NS.svc:2380
+            - --initial-cluster=etcd-0=http://etcd-0.etcd.$NS.svc:2380,etcd-1=http://etcd-1.etcd.$NS.svc:2380,etcd-2=http://etcd-2.etcd.$NS.svc:2380
+            - --initial-cluster-state=new
+            - --initial-cluster-token=smoke
           env:
             - name: POD_NAME
               valueFrom: {fieldRef: {fieldPath: metadata.name}}
           readinessProbe:
-            exec: {command: [/bin/sh, -ec, "etcdctl endpoint health"]}
+            httpGet: {path: /health, port: 2379}
             periodSeconds: 2
           volumeMounts: [{name: data, mountPath: /var/lib/etcd}]
   volumeClaimTemplates:
@@ -85,18 +89,29 @@ deploy() {
   kube -n "$NS" rollout status statefulset/etcd --timeout="$WAIT_TIMEOUT"
 }
 
+# etcdctl NAME ARGS...: run etcdctl ARGS in a one-shot pod NAME (the etcd
+# image has no shell to keep a pod around for exec) and print its output.
+etcdctl() {
+  local name=$1 phase=""; shift
+  kube -n "$NS" run "$name" --image="$ETCD_IMAGE" --image-pull-policy=Never --restart=Never \
+    --command -- etcdctl --endpoints=http://etcd-client:2379 "$@" >/dev/null
+  for ((i = 0; i < 120; i++)); do
+    phase=$(kube -n "$NS" get pod "$name" -o jsonpath='{.status.phase}')
+    [[ $phase == Succeeded || $phase == Failed ]] && break
+    sleep 1
+  done
+  kube -n "$NS" logs "$name"
+  [[ $phase == Succeeded ]] || die "etcdctl $* in pod $name: phase '$phase'"
+}
+
 # Through the ClusterIP Service, from a separate pod: DNS, kube-proxy and the CNI all count.
-# (exec into a running client pod: `kubectl run -i` can lose output written before it attaches.)
 put_get() {
   local value got members
   value="smoke-$(date +%s)"
-  kube -n "$NS" run etcdctl --image="$ETCD_IMAGE" --image-pull-policy=Never --restart=Never \
-    --env=ETCDCTL_ENDPOINTS=http://etcd-client:2379 --command -- /bin/sh -c 'trap "exit 0" TERM; sleep 3600 & wait'
-  kube -n "$NS" wait --for=condition=Ready pod/etcdctl --timeout="$WAIT_TIMEOUT"
-  kube -n "$NS" exec etcdctl -- etcdctl put /etcdproof/smoke "$value"
-  got=$(kube -n "$NS" exec etcdctl -- etcdctl get --print-value-only /etcdproof/smoke)
+  etcdctl etcdctl-put put /etcdproof/smoke "$value"
+  got=$(etcdctl etcdctl-get get --print-value-only /etcdproof/smoke)
   [[ "$got" == "$value" ]] || die "get returned '$got', want '$value'"
-  members=$(kube -n "$NS" exec etcdctl -- etcdctl member list)
+  members=$(etcdctl etcdctl-members member list)
   echo "$members"
   [[ $(grep -c ', started, ' <<<"$members") == 3 ]] || die "want 3 started etcd members"
 }

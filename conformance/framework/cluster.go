@@ -26,8 +26,10 @@ type EtcdCluster struct {
 	// SpecNamespace is the namespace the suite created for this cluster
 	// and deletes with it; empty when the profile pins the namespace.
 	SpecNamespace string
-	// ExtraObjects counts the profile's extra objects created for it.
+	// ExtraObjects counts the profile's extra objects created for it;
+	// ExtraUIDs are their UIDs (the run's objects, not the operator's).
 	ExtraObjects int
+	ExtraUIDs    []string
 }
 
 // Claims is what the operator says about the cluster in the CR status.
@@ -49,46 +51,50 @@ func (e *Env) crResource() dynamic.NamespaceableResourceInterface {
 // CreateCluster renders the profile's extra objects and CR and creates them.
 func (e *Env) CreateCluster(ctx context.Context, namespace, name string, size int, version string) (*EtcdCluster, error) {
 	data := profile.TemplateData{Name: name, Namespace: namespace, Size: size, Version: version, Repository: e.Profile.Etcd.Repository, ServedAPI: e.Served}
-	extra := 0
+	var extra []string
 	for i, tpl := range e.Profile.Cluster.ExtraObjects {
-		created, err := e.createRendered(ctx, tpl, data)
+		uid, err := e.createRendered(ctx, tpl, data)
 		if err != nil {
 			return nil, fmt.Errorf("extra object %d: %w", i, err)
 		}
-		if created {
-			extra++
+		if uid != "" {
+			extra = append(extra, uid)
 		}
 	}
 	if _, err := e.createRendered(ctx, e.Profile.Cluster.Template, data); err != nil {
 		return nil, fmt.Errorf("cluster CR: %w", err)
 	}
-	return &EtcdCluster{env: e, Name: name, Namespace: namespace, ExtraObjects: extra}, nil
+	return &EtcdCluster{env: e, Name: name, Namespace: namespace, ExtraObjects: len(extra), ExtraUIDs: extra}, nil
 }
 
-// createRendered creates the object a template renders to; one that renders
-// to nothing (its condition is false on this cluster) is not created.
-func (e *Env) createRendered(ctx context.Context, tpl string, data profile.TemplateData) (bool, error) {
+// createRendered creates the object a template renders to and returns its
+// UID; one that renders to nothing (its condition is false on this
+// cluster) is not created ("").
+func (e *Env) createRendered(ctx context.Context, tpl string, data profile.TemplateData) (string, error) {
 	text, err := profile.Render(tpl, data)
 	if err != nil {
-		return false, err
+		return "", err
 	}
 	if strings.TrimSpace(text) == "" {
-		return false, nil
+		return "", nil
 	}
 	obj := &unstructured.Unstructured{}
 	if err := yaml.Unmarshal([]byte(text), &obj.Object); err != nil {
-		return false, fmt.Errorf("rendered object is not YAML: %w", err)
+		return "", fmt.Errorf("rendered object is not YAML: %w", err)
 	}
 	gv, err := schema.ParseGroupVersion(obj.GetAPIVersion())
 	if err != nil {
-		return false, err
+		return "", err
 	}
 	mapping, err := e.restMapping(gv.WithKind(obj.GetKind()))
 	if err != nil {
-		return false, err
+		return "", err
 	}
-	_, err = e.Dynamic.Resource(mapping).Namespace(obj.GetNamespace()).Create(ctx, obj, metav1.CreateOptions{})
-	return err == nil, err
+	created, err := e.Dynamic.Resource(mapping).Namespace(obj.GetNamespace()).Create(ctx, obj, metav1.CreateOptions{})
+	if err != nil {
+		return "", err
+	}
+	return string(created.GetUID()), nil
 }
 
 func (e *Env) restMapping(gvk schema.GroupVersionKind) (schema.GroupVersionResource, error) {

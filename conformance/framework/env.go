@@ -48,6 +48,9 @@ type Env struct {
 	Disc    discovery.DiscoveryInterface
 	// ServerVersion is the API server's version, read when the run starts.
 	ServerVersion string
+	// RunAgent is in the user agent of every request of this run's client,
+	// so the audit log tells them from another run's (RunAgentPrefix).
+	RunAgent string
 }
 
 // NewEnv builds clients and checks that the API server answers.
@@ -63,6 +66,8 @@ func NewEnv(ctx context.Context, opts Options, p *profile.Profile, c *profile.Co
 	cfg.QPS, cfg.Burst = 50, 100
 	// Discovery lists deprecated APIs on purpose; their warnings are noise here.
 	cfg.WarningHandler = rest.NoWarnings{}
+	runAgent := newRunAgent()
+	cfg.UserAgent = rest.DefaultKubernetesUserAgent() + " " + runAgent
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -75,7 +80,7 @@ func NewEnv(ctx context.Context, opts Options, p *profile.Profile, c *profile.Co
 	if err != nil {
 		return nil, fmt.Errorf("the API server does not answer (context %q): %w", opts.Context, err)
 	}
-	return &Env{Opts: opts, Profile: p, Config: c, REST: cfg, Kube: kube, Dynamic: dyn, Disc: kube.Discovery(), ServerVersion: v.GitVersion}, nil
+	return &Env{Opts: opts, Profile: p, Config: c, REST: cfg, Kube: kube, Dynamic: dyn, Disc: kube.Discovery(), ServerVersion: v.GitVersion, RunAgent: runAgent}, nil
 }
 
 // Kubectl runs kubectl against the run's cluster and returns its output.

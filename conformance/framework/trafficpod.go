@@ -15,6 +15,7 @@ import (
 
 	"github.com/etcdproof/etcdproof/conformance/history"
 	"github.com/etcdproof/etcdproof/conformance/traffic"
+	"github.com/etcdproof/etcdproof/conformance/validate"
 )
 
 const trafficPort = 8080
@@ -45,6 +46,8 @@ func (c *EtcdCluster) StartTraffic(ctx context.Context, step string) (*TrafficPo
 					"--keys", strconv.Itoa(tc.Keys),
 					"--rate", strconv.Itoa(tc.RatePerSecond),
 					"--request-timeout", tc.RequestTimeout,
+					"--retry-backoff", tc.RetryBackoffDuration().String(),
+					"--final-read-budget", tc.FinalReadBudgetDuration().String(),
 					"--key-prefix", "etcdproof/traffic/" + step + "/",
 				},
 				Ports: []corev1.ContainerPort{{ContainerPort: trafficPort}},
@@ -74,10 +77,21 @@ func (c *EtcdCluster) StartTraffic(ctx context.Context, step string) (*TrafficPo
 	return &TrafficPod{env: c.env, Name: pod.Name, Namespace: c.Namespace}, nil
 }
 
+// validateOptions are what one phase's history is held to: the client-error
+// policy comes from the suite config, per check.
+func (t *TrafficPod) validateOptions(check, phase string, limits TrafficLimits) validate.Options {
+	return validate.Options{
+		Timeout:           t.env.Config.LinTimeout(),
+		MaxWriteGap:       limits.MaxWriteGap,
+		ClientErrors:      t.env.Config.Traffic.ClientErrorsFor(check, limits.FaultInjected),
+		VisualizationPath: t.env.ArtifactPath(check, "linearizability-"+phase+".html"),
+	}
+}
+
 // Status asks the traffic pod how far it got.
 func (t *TrafficPod) Status(ctx context.Context) (traffic.Status, error) {
 	var st traffic.Status
-	body, err := t.call(ctx, http.MethodGet, "/status")
+	body, err := t.call(ctx, http.MethodGet, "/status", 5*time.Minute)
 	if err != nil {
 		return st, err
 	}
@@ -86,8 +100,11 @@ func (t *TrafficPod) Status(ctx context.Context) (traffic.Status, error) {
 }
 
 // Stop ends traffic and returns the full history, then deletes the pod.
+// It waits for the requests in flight, a retry, and the final reads.
 func (t *TrafficPod) Stop(ctx context.Context) (history.History, error) {
-	body, err := t.call(ctx, http.MethodPost, "/stop")
+	tc := t.env.Config.Traffic
+	wait := 2*t.env.Config.RequestTimeout() + tc.RetryBackoffDuration() + tc.FinalReadBudgetDuration() + time.Minute
+	body, err := t.call(ctx, http.MethodPost, "/stop", wait)
 	if err != nil {
 		return history.History{}, err
 	}
@@ -105,13 +122,12 @@ type readCloser interface {
 	Close() error
 }
 
-func (t *TrafficPod) call(ctx context.Context, method, path string) (readCloser, error) {
+func (t *TrafficPod) call(ctx context.Context, method, path string, timeout time.Duration) (readCloser, error) {
 	local, stop, err := t.env.Forward(t.Namespace, t.Name, trafficPort)
 	if err != nil {
 		return nil, err
 	}
-	// The final reads after /stop take a while under failures.
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	req, err := http.NewRequestWithContext(ctx, method, fmt.Sprintf("http://127.0.0.1:%d%s", local, path), nil)
 	if err != nil {
 		cancel()

@@ -97,7 +97,8 @@ type TrafficLimits struct {
 	MaxWriteGap time.Duration
 	// FaultInjected says the suite kills members during the phase: requests
 	// in flight on a killed member fail whatever the operator does, so they
-	// are recorded but do not fail the phase.
+	// are recorded but do not fail the phase (unless the suite config's
+	// traffic.clientErrors says otherwise for the check).
 	FaultInjected bool
 }
 
@@ -111,12 +112,7 @@ func (t *TrafficPod) StopAndValidate(ctx context.Context, check, phase string, l
 	if err := history.WriteFile(file, h); err != nil {
 		return TrafficResult{}, err
 	}
-	res := validate.Validate(h, validate.Options{
-		Timeout:           t.env.Config.LinTimeout(),
-		MaxWriteGap:       limits.MaxWriteGap,
-		AllowClientErrors: limits.FaultInjected,
-		VisualizationPath: t.env.ArtifactPath(check, "linearizability-"+phase+".html"),
-	})
+	res := validate.Validate(h, t.validateOptions(check, phase, limits))
 	return TrafficResult{Result: res, HistoryFile: file}, nil
 }
 

@@ -34,14 +34,48 @@ type Operation struct {
 	Call   int64 `json:"call"`
 	Return int64 `json:"return"`
 	// Error is empty when the request succeeded. A failed put may still
-	// have taken effect.
+	// have taken effect, unless ErrorClass says it definitely did not.
 	Error string `json:"error,omitempty"`
+	// ErrorClass is what the error proves about a failed request; see
+	// Class.
+	ErrorClass ErrorClass `json:"errorClass,omitempty"`
+	// Retry marks the one retry of the same client's previous request,
+	// which failed definitely.
+	Retry bool `json:"retry,omitempty"`
 	// Final marks the reads done after traffic stopped, to find lost writes.
 	Final bool `json:"final,omitempty"`
 }
 
+// ErrorClass sorts failed requests by what the client can know about
+// their effect.
+type ErrorClass string
+
+const (
+	// Definite: the request cannot have taken effect. It never left the
+	// client, or etcd rejected it before proposing it to raft.
+	Definite ErrorClass = "definite"
+	// Indeterminate: the request may or may not have taken effect
+	// (timeouts, a connection lost after the request was sent, errors the
+	// client does not know).
+	Indeterminate ErrorClass = "indeterminate"
+)
+
 // Succeeded reports whether the client saw success.
 func (o Operation) Succeeded() bool { return o.Error == "" }
+
+// Class is the error class of a failed operation ("" for a success). A
+// failure recorded without a class, as in older histories, is
+// indeterminate: the cautious reading.
+func (o Operation) Class() ErrorClass {
+	switch {
+	case o.Succeeded():
+		return ""
+	case o.ErrorClass == Definite:
+		return Definite
+	default:
+		return Indeterminate
+	}
+}
 
 // History is every operation of a run, in the order they completed.
 type History struct {

@@ -91,12 +91,51 @@ func partitionByKey(ops []porcupine.Operation) [][]porcupine.Operation {
 	return parts
 }
 
+// Left counts the failed puts Operations leaves out of the check.
+type Left struct {
+	// Definite puts failed definitely: they were not applied.
+	Definite int
+	// Unobserved puts failed indeterminately and no read saw their value.
+	Unobserved int
+}
+
 // Operations converts a history into porcupine operations. Failed gets
-// are dropped (they observed nothing); failed puts return at Infinity.
-func Operations(h history.History) []porcupine.Operation {
+// are dropped (they observed nothing). Of the failed puts:
+//
+//   - definite failures are dropped: the client was told the put was not
+//     applied, so modelling it as never applied is the exact semantics and
+//     a tighter check than maybe-applied (a read that sees its value is
+//     then not linearizable);
+//   - indeterminate failures whose value no successful read (final reads
+//     included) observed are dropped too. This is sound: such a put P
+//     returns at Infinity, so in any linearization it can be moved to the
+//     very end, after every read, where it changes nothing anyone saw; and
+//     a linearization that contains P with no read of its value stays
+//     legal with P removed. So the history is linearizable with P exactly
+//     when it is without P, and the verdict is unchanged. Without this,
+//     a burst of fast-failing puts during an election leaves porcupine
+//     many concurrent maybe-applied writes to order and it runs out of
+//     time on a history that is obviously fine;
+//   - the other indeterminate failures return at Infinity: they may have
+//     been applied at any point after they were invoked.
+func Operations(h history.History) ([]porcupine.Operation, Left) {
+	observed := map[[2]string]bool{} // key, value
+	for _, op := range h.Operations {
+		if op.Kind == history.Get && op.Succeeded() && op.Found {
+			observed[[2]string{op.Key, op.Value}] = true
+		}
+	}
+	var left Left
 	ops := make([]porcupine.Operation, 0, len(h.Operations))
 	for _, op := range h.Operations {
-		if op.Kind == history.Get && !op.Succeeded() {
+		switch {
+		case op.Kind == history.Get && !op.Succeeded():
+			continue
+		case op.Kind == history.Put && op.Class() == history.Definite:
+			left.Definite++
+			continue
+		case op.Kind == history.Put && !op.Succeeded() && !observed[[2]string{op.Key, op.Value}]:
+			left.Unobserved++
 			continue
 		}
 		in, out := input{kind: op.Kind, key: op.Key}, output{failed: !op.Succeeded(), found: op.Found}
@@ -111,5 +150,5 @@ func Operations(h history.History) []porcupine.Operation {
 		}
 		ops = append(ops, porcupine.Operation{ClientId: op.Client, Input: in, Call: op.Call, Output: out, Return: ret})
 	}
-	return ops
+	return ops, left
 }

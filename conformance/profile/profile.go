@@ -13,6 +13,7 @@ import (
 	"strings"
 	"text/template"
 
+	utilversion "k8s.io/apimachinery/pkg/util/version"
 	"sigs.k8s.io/yaml"
 )
 
@@ -33,6 +34,8 @@ type Profile struct {
 	Cluster      Cluster      `json:"cluster"`
 	Etcd         Etcd         `json:"etcd"`
 	Capabilities Capabilities `json:"capabilities"`
+	// Cleanup declares what the operator leaves behind on purpose.
+	Cleanup Cleanup `json:"cleanup,omitempty"`
 	// Selftest, set only in known-bad profiles, says which check must fail
 	// and what its failure message must mention.
 	Selftest *Expectation `json:"selftest,omitempty"`
@@ -123,7 +126,8 @@ type Etcd struct {
 }
 
 // Capabilities are the optional behaviours the operator claims. A check of a
-// capability the profile does not claim is skipped and reported as such.
+// capability the profile does not claim does not run and is reported as not
+// claimed, which keeps the run from passing while that check is required.
 type Capabilities struct {
 	ScaleUp               bool `json:"scaleUp"`
 	ScaleDown             bool `json:"scaleDown"`
@@ -132,12 +136,50 @@ type Capabilities struct {
 	UpgradeChain          bool `json:"upgradeChain"`
 }
 
-// Expectation is the intended failure of a known-bad operator variant.
+// Cleanup is what the cleanup check accepts as intended.
+type Cleanup struct {
+	// Retains are resources the operator keeps in the cluster's namespace
+	// when the cluster is deleted (e.g. the members' data claims): listed
+	// in the report with the reason instead of failing the check.
+	Retains []Retention `json:"retains,omitempty"`
+}
+
+// Retention is one retained resource: the plural name with its group
+// unless core, as the inventory names it (persistentvolumeclaims,
+// etcdbackups.etcd.example.com).
+type Retention struct {
+	Resource string `json:"resource"`
+	Reason   string `json:"reason"`
+}
+
+// Expectation is the intended verdict of a known-bad operator variant or of
+// a run the suite must not judge.
 type Expectation struct {
-	// Check is the label of the check that must fail.
+	// Check is the label of the check that must fail (or be incomplete).
 	Check string `json:"check"`
-	// Reason is a substring the failure message must contain.
+	// Reason is a substring the failure (or incomplete) reason must contain.
 	Reason string `json:"reason"`
+	// State is the check's expected state: "failed" (the default, exit 1)
+	// or "incomplete" (exit 2: the suite could not observe what it judges).
+	State string `json:"state,omitempty"`
+	// AuditLog "unreadable" makes selftest give the run an audit log path
+	// that cannot be read (only the rbac check reads it).
+	AuditLog string `json:"auditLog,omitempty"`
+}
+
+// Expected selftest states and audit-log modes.
+const (
+	ExpectFailed       = "failed"
+	ExpectIncomplete   = "incomplete"
+	AuditLogUnreadable = "unreadable"
+)
+
+// WantState is the expected state, "failed" when unset.
+func (x *Expectation) WantState() string {
+	if x.State == "" {
+		return ExpectFailed
+	}
+	return x.State
 }
 
 // TemplateData is what profile templates may reference.
@@ -221,6 +263,27 @@ func (p *Profile) Validate() error {
 			errs = append(errs, fmt.Errorf("  selftest.check: %q is not one of %s", p.Selftest.Check, strings.Join(CheckLabels, ", ")))
 		}
 		need("selftest.reason", p.Selftest.Reason)
+		if st := p.Selftest.State; st != "" && st != ExpectFailed && st != ExpectIncomplete {
+			errs = append(errs, fmt.Errorf("  selftest.state: %q is not one of %q, %q", st, ExpectFailed, ExpectIncomplete))
+		}
+		switch p.Selftest.AuditLog {
+		case "":
+		case AuditLogUnreadable:
+			if p.Selftest.Check != "rbac" {
+				errs = append(errs, fmt.Errorf("  selftest.auditLog: only the rbac check reads the audit log, and selftest.check is %q", p.Selftest.Check))
+			}
+		default:
+			errs = append(errs, fmt.Errorf("  selftest.auditLog: %q is not %q", p.Selftest.AuditLog, AuditLogUnreadable))
+		}
+	}
+	for i, r := range p.Cleanup.Retains {
+		if r.Resource == "" || r.Resource != strings.ToLower(r.Resource) || strings.ContainsAny(r.Resource, "/ \t") {
+			errs = append(errs, fmt.Errorf("  cleanup.retains[%d].resource: %q is not a plural resource name like persistentvolumeclaims or etcdbackups.example.com", i, r.Resource))
+		}
+		need(fmt.Sprintf("cleanup.retains[%d].reason", i), r.Reason)
+		if slices.ContainsFunc(p.Cleanup.Retains[:i], func(o Retention) bool { return o.Resource == r.Resource }) {
+			errs = append(errs, fmt.Errorf("  cleanup.retains[%d].resource: %s is listed twice", i, r.Resource))
+		}
 	}
 	switch p.Cluster.Namespace {
 	case "", "per-spec", "operator":
@@ -241,8 +304,20 @@ func (p *Profile) Validate() error {
 	if p.Capabilities.Upgrade && p.Etcd.UpgradeTo == "" {
 		errs = append(errs, errors.New("  etcd.upgradeTo: required when capabilities.upgrade is claimed"))
 	}
+	if hop := upgradeHop(p.Etcd.Initial, p.Etcd.UpgradeTo); p.Capabilities.Upgrade && hop != "" {
+		errs = append(errs, fmt.Errorf("  etcd.upgradeTo: %s %s etcd.initial %s; the upgrade check moves etcd exactly one minor (etcd's supported upgrade step): set it to a %s release",
+			p.Etcd.UpgradeTo, hop, p.Etcd.Initial, nextMinor(p.Etcd.Initial)))
+	}
 	if p.Capabilities.UpgradeChain && len(p.Etcd.UpgradeChain) < 3 {
 		errs = append(errs, errors.New("  etcd.upgradeChain: needs at least three versions when capabilities.upgradeChain is claimed"))
+	}
+	if p.Capabilities.UpgradeChain {
+		for i := 1; i < len(p.Etcd.UpgradeChain); i++ {
+			from, to := p.Etcd.UpgradeChain[i-1], p.Etcd.UpgradeChain[i]
+			if hop := upgradeHop(from, to); hop != "" {
+				errs = append(errs, fmt.Errorf("  etcd.upgradeChain: %s → %s is not one minor newer (%s %s %s); etcd upgrades one minor at a time", from, to, to, hop, from))
+			}
+		}
 	}
 	if p.Capabilities.ScaleDown && !p.Capabilities.ScaleUp {
 		errs = append(errs, errors.New("  capabilities.scaleDown: the scale check grows the cluster first, so it also needs scaleUp"))
@@ -295,6 +370,30 @@ func validateSteps(field string, steps []Step) []error {
 // IsURL tells a step's remote manifest from a local path.
 func IsURL(s string) bool {
 	return strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://")
+}
+
+// upgradeHop says how far one version is from another when that is not one
+// etcd upgrade step (same major, the next minor): "is not a newer minor
+// than" or "is N minors after"; "" when it is a step, or when a version is
+// missing or malformed (reported elsewhere).
+func upgradeHop(from, to string) string {
+	if !validVersion(from) || !validVersion(to) {
+		return ""
+	}
+	f, t := utilversion.MustParseSemantic(from), utilversion.MustParseSemantic(to)
+	switch {
+	case t.Major() != f.Major() || t.Minor() <= f.Minor():
+		return "is not a newer minor than"
+	case t.Minor() > f.Minor()+1:
+		return fmt.Sprintf("is %d minors after", t.Minor()-f.Minor())
+	}
+	return ""
+}
+
+// nextMinor is the series one upgrade step after v ("3.5.21" → "3.6.x").
+func nextMinor(v string) string {
+	f := utilversion.MustParseSemantic(v)
+	return fmt.Sprintf("%d.%d.x", f.Major(), f.Minor()+1)
 }
 
 func validVersion(v string) bool {

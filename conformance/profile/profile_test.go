@@ -79,7 +79,7 @@ cluster:
   clientPort: 0
 etcd: {repository: r, initial: v3.5}
 capabilities: {upgrade: true, scaleDown: true}
-selftest: {check: speed, reason: ""}
+selftest: {check: speed, reason: "", state: passed, auditLog: missing}
 `))
 	if err == nil {
 		t.Fatal("a bad profile loaded")
@@ -99,6 +99,8 @@ selftest: {check: speed, reason: ""}
 		"cluster.template:",
 		`selftest.check: "speed" is not one of`,
 		"selftest.reason: required",
+		`selftest.state: "passed" is not one of "failed", "incomplete"`,
+		`selftest.auditLog: "missing" is not "unreadable"`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not mention %q:\n%v", want, err)
@@ -136,5 +138,62 @@ traffic: {clients: 0, keys: 1, ratePerSecond: 1, requestTimeout: 5s}
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not mention %q:\n%v", want, err)
 		}
+	}
+}
+
+func TestUpgradeVersionsMustMoveOneMinorAtATime(t *testing.T) {
+	base, err := os.ReadFile("../profiles/reference.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, etcd, caps string
+		want             []string // empty: the profile loads
+	}{
+		{name: "one minor", etcd: "{repository: r, initial: 3.5.21, upgradeTo: 3.6.5}", caps: "{upgrade: true}"},
+		{name: "nothing to upgrade", etcd: "{repository: r, initial: 3.5.21, upgradeTo: 3.5.21}", caps: "{upgrade: true}",
+			want: []string{"etcd.upgradeTo: 3.5.21 is not a newer minor than etcd.initial 3.5.21"}},
+		{name: "patch only", etcd: "{repository: r, initial: 3.5.21, upgradeTo: 3.5.22}", caps: "{upgrade: true}",
+			want: []string{"etcd.upgradeTo: 3.5.22 is not a newer minor than etcd.initial 3.5.21"}},
+		{name: "downgrade", etcd: "{repository: r, initial: 3.6.5, upgradeTo: 3.5.21}", caps: "{upgrade: true}",
+			want: []string{"etcd.upgradeTo: 3.5.21 is not a newer minor than etcd.initial 3.6.5"}},
+		{name: "two minors", etcd: "{repository: r, initial: 3.4.25, upgradeTo: 3.6.5}", caps: "{upgrade: true}",
+			want: []string{"etcd.upgradeTo: 3.6.5 is 2 minors after etcd.initial 3.4.25"}},
+		{name: "not claimed", etcd: "{repository: r, initial: 3.5.21, upgradeTo: 3.5.21}", caps: "{upgrade: false}"},
+		{name: "good chain", etcd: "{repository: r, initial: 3.5.21, upgradeTo: 3.6.5, upgradeChain: [3.4.25, 3.5.21, 3.6.5]}", caps: "{upgrade: true, upgradeChain: true}"},
+		{name: "chain repeats and skips", etcd: "{repository: r, initial: 3.5.21, upgradeTo: 3.6.5, upgradeChain: [3.4.25, 3.4.26, 3.6.5]}", caps: "{upgrade: true, upgradeChain: true}",
+			want: []string{"etcd.upgradeChain: 3.4.25 → 3.4.26 is not one minor newer", "etcd.upgradeChain: 3.4.26 → 3.6.5 is not one minor newer"}},
+		{name: "chain not claimed", etcd: "{repository: r, initial: 3.5.21, upgradeTo: 3.6.5, upgradeChain: [3.6.5, 3.5.21, 3.4.25]}", caps: "{upgrade: true}"},
+	} {
+		body := string(base)
+		body = body[:strings.Index(body, "\netcd:")] + "\netcd: " + tc.etcd + "\ncapabilities: " + tc.caps + "\n"
+		p := write(t, body)
+		// Relative install paths resolve against the profile's folder; they are not read at load.
+		_, err := Load(p)
+		if len(tc.want) == 0 {
+			if err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("%s: loaded", tc.name)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error does not mention %q:\n%v", tc.name, w, err)
+			}
+		}
+	}
+}
+
+func TestUnreadableAuditLogOnlyMeansSomethingToRBAC(t *testing.T) {
+	p := &Profile{Selftest: &Expectation{Check: "create", Reason: "x", State: ExpectIncomplete, AuditLog: AuditLogUnreadable}}
+	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), `selftest.auditLog: only the rbac check reads the audit log, and selftest.check is "create"`) {
+		t.Errorf("error = %v", err)
+	}
+	if got := (&Expectation{}).WantState(); got != ExpectFailed {
+		t.Errorf("default state = %q", got)
 	}
 }

@@ -3,13 +3,11 @@
 package rbac
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
-	"io"
 	"sort"
-	"strings"
 	"time"
+
+	"github.com/etcdproof/etcdproof/conformance/audit"
 )
 
 // Use is one kind of request the operator made.
@@ -37,53 +35,30 @@ func groupName(g string) string {
 	return g
 }
 
-type auditEvent struct {
-	Stage                    string    `json:"stage"`
-	RequestReceivedTimestamp time.Time `json:"requestReceivedTimestamp"`
-	Verb                     string    `json:"verb"`
-	User                     struct {
-		Username string `json:"username"`
-	} `json:"user"`
-	ObjectRef *struct {
-		Resource    string `json:"resource"`
-		Subresource string `json:"subresource"`
-		Namespace   string `json:"namespace"`
-		APIGroup    string `json:"apiGroup"`
-	} `json:"objectRef"`
-}
-
 // Username is how the API server names a ServiceAccount.
 func Username(namespace, serviceAccount string) string {
 	return "system:serviceaccount:" + namespace + ":" + serviceAccount
 }
 
-// DeriveUses reads an audit log (JSON lines) and returns the distinct
-// requests made by user since a time (zero: all), sorted. Non-resource
-// requests are skipped.
-func DeriveUses(r io.Reader, user string, since time.Time) ([]Use, error) {
+// DeriveUses reads the audit log at path (its rotated backups included,
+// see audit.Read) and returns the distinct requests made by user since a
+// time (zero: all), sorted. Non-resource requests are skipped.
+func DeriveUses(path, user string, since time.Time) ([]Use, error) {
 	seen := map[Use]bool{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1024*1024), 16*1024*1024)
-	for line := 1; sc.Scan(); line++ {
-		raw := sc.Bytes()
-		if len(strings.TrimSpace(string(raw))) == 0 {
-			continue
+	_, err := audit.Read(path, since, func(ev *audit.Event) error {
+		ref := ev.ObjectRef
+		if ev.User.Username != user || ref == nil || ref.Resource == "" {
+			return nil
 		}
-		var ev auditEvent
-		if err := json.Unmarshal(raw, &ev); err != nil {
-			return nil, fmt.Errorf("audit log line %d: %w", line, err)
+		res := ref.Resource
+		if ref.Subresource != "" {
+			res += "/" + ref.Subresource
 		}
-		if ev.User.Username != user || ev.ObjectRef == nil || ev.ObjectRef.Resource == "" || ev.RequestReceivedTimestamp.Before(since) {
-			continue
-		}
-		res := ev.ObjectRef.Resource
-		if ev.ObjectRef.Subresource != "" {
-			res += "/" + ev.ObjectRef.Subresource
-		}
-		seen[Use{Namespace: ev.ObjectRef.Namespace, APIGroup: ev.ObjectRef.APIGroup, Resource: res, Verb: ev.Verb}] = true
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("audit log: %w", err)
+		seen[Use{Namespace: ref.Namespace, APIGroup: ref.APIGroup, Resource: res, Verb: ev.Verb}] = true
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	uses := make([]Use, 0, len(seen))
 	for u := range seen {

@@ -2,6 +2,7 @@ package rbac
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,12 +12,7 @@ import (
 
 func uses(t *testing.T) []Use {
 	t.Helper()
-	f, err := os.Open("testdata/audit.log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = f.Close() }()
-	u, err := DeriveUses(f, Username("ops", "etcd-operator"), time.Time{})
+	u, err := DeriveUses("testdata/audit.log", Username("ops", "etcd-operator"), time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,8 +36,17 @@ func TestDeriveUsesKeepsOnlyTheOperatorsDistinctRequests(t *testing.T) {
 	}
 }
 
+func writeLog(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 func TestDeriveUsesRejectsGarbage(t *testing.T) {
-	if _, err := DeriveUses(strings.NewReader("not json\n"), "u", time.Time{}); err == nil || !strings.Contains(err.Error(), "line 1") {
+	if _, err := DeriveUses(writeLog(t, "not json\n"), "u", time.Time{}); err == nil || !strings.Contains(err.Error(), "line 1") {
 		t.Errorf("error = %v, want one naming line 1", err)
 	}
 }
@@ -104,12 +109,28 @@ func TestMinimalRolesCoverExactlyTheUses(t *testing.T) {
 }
 
 func TestDeriveUsesIgnoresEventsBeforeTheRun(t *testing.T) {
-	log := `{"requestReceivedTimestamp":"2026-01-01T10:00:00Z","verb":"list","user":{"username":"u"},"objectRef":{"resource":"secrets","namespace":"a"}}
-{"requestReceivedTimestamp":"2026-01-01T12:00:00Z","verb":"get","user":{"username":"u"},"objectRef":{"resource":"pods","namespace":"a"}}
+	log := `{"requestReceivedTimestamp":"2026-01-01T10:00:00.000000Z","verb":"list","user":{"username":"u"},"objectRef":{"resource":"secrets","namespace":"a"}}
+{"requestReceivedTimestamp":"2026-01-01T12:00:00.000000Z","verb":"get","user":{"username":"u"},"objectRef":{"resource":"pods","namespace":"a"}}
 `
 	since, _ := time.Parse(time.RFC3339, "2026-01-01T11:00:00Z")
-	got, err := DeriveUses(strings.NewReader(log), "u", since)
+	got, err := DeriveUses(writeLog(t, log), "u", since)
 	if err != nil || len(got) != 1 || got[0].Resource != "pods" {
 		t.Errorf("uses = %v, err = %v; want only the pods get after the run started", got, err)
+	}
+}
+
+// Requests rotated out of audit.log during the run still count.
+func TestDeriveUsesReadsRotatedBackups(t *testing.T) {
+	live := writeLog(t, `{"requestReceivedTimestamp":"2026-01-01T12:00:00.000000Z","verb":"get","user":{"username":"u"},"objectRef":{"resource":"pods","namespace":"a"}}
+`)
+	backup := filepath.Join(filepath.Dir(live), "audit-2026-01-01T11-30-00.000.log")
+	if err := os.WriteFile(backup, []byte(`{"requestReceivedTimestamp":"2026-01-01T11:10:00.000000Z","verb":"list","user":{"username":"u"},"objectRef":{"resource":"leases","namespace":"a","apiGroup":"coordination.k8s.io"}}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	since, _ := time.Parse(time.RFC3339, "2026-01-01T11:00:00Z")
+	got, err := DeriveUses(live, "u", since)
+	if err != nil || len(got) != 2 {
+		t.Errorf("uses = %v, err = %v; want the backup's leases list and the live file's pods get", got, err)
 	}
 }

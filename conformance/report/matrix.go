@@ -9,8 +9,8 @@ import (
 )
 
 // Matrix renders several runs side by side: one column per run (profile on
-// a Kubernetes version), one row per check, then every failure and skip with
-// its reason. It is what docs/results.md is made of.
+// a Kubernetes version), one row per check, then every check that did not
+// pass with its reason (failed, INCOMPLETE, not claimed, ...). It is what docs/results.md is made of.
 func Matrix(reports []*Report, checkOrder []string) string {
 	reps := append([]*Report(nil), reports...)
 	sort.SliceStable(reps, func(i, j int) bool {
@@ -36,11 +36,7 @@ func Matrix(reports []*Report, checkOrder []string) string {
 	}
 	b.WriteString("| **verdict** |")
 	for _, r := range reps {
-		if r.Passed {
-			b.WriteString(" **PASS** |")
-		} else {
-			b.WriteString(" **FAIL** |")
-		}
+		fmt.Fprintf(&b, " **%s** (%d/%d) |", r.Verdict, r.Counts.RequiredPassed, r.Counts.Required)
 	}
 	b.WriteString("\n\n")
 	for _, r := range reps {
@@ -59,18 +55,14 @@ func Matrix(reports []*Report, checkOrder []string) string {
 			if c == nil {
 				continue
 			}
-			reason := c.Failure
-			if c.State == "skipped" {
-				reason = c.Skipped
-			}
-			if reason != "" {
-				fmt.Fprintf(&b, "- **%s %s**: %s\n", name, c.State, oneLine(reason))
+			if reason := c.Reason(); reason != "" {
+				fmt.Fprintf(&b, "- **%s %s**: %s\n", name, c.State.Label(), oneLine(reason))
 				wrote = true
 			}
 			for _, n := range c.Notes {
 				// Every note explains a failure; workarounds qualify a pass too.
-				if c.State == "failed" || strings.HasPrefix(n, "profile workaround") {
-					fmt.Fprintf(&b, "- **%s %s**, note: %s\n", name, c.State, oneLine(n))
+				if c.State == Failed || c.State == Incomplete || strings.HasPrefix(n, "profile workaround") {
+					fmt.Fprintf(&b, "- **%s %s**, note: %s\n", name, c.State.Label(), oneLine(n))
 					wrote = true
 				}
 			}
@@ -96,12 +88,14 @@ func cell(c *Check) string {
 		return "not run"
 	}
 	switch c.State {
-	case "passed":
+	case Passed:
 		return fmt.Sprintf("pass (%.1f s)", float64(c.Duration)/1000)
-	case "failed":
+	case Failed:
 		return "**fail**"
+	case Incomplete:
+		return "**INCOMPLETE**"
 	default:
-		return c.State
+		return c.State.Label()
 	}
 }
 
@@ -129,8 +123,12 @@ func kubeMinor(r *Report) int {
 func (rep *Report) TrimDir(dir string) {
 	prefix := strings.TrimSuffix(dir, "/") + "/"
 	trim := func(s string) string { return strings.ReplaceAll(s, prefix, "") }
+	rep.SetupFailure, rep.VerdictLine = trim(rep.SetupFailure), trim(rep.VerdictLine)
+	for i := range rep.SuiteFailures {
+		rep.SuiteFailures[i] = trim(rep.SuiteFailures[i])
+	}
 	for _, c := range rep.Checks {
-		c.Failure, c.Skipped = trim(c.Failure), trim(c.Skipped)
+		c.Failure, c.Incomplete, c.Skipped = trim(c.Failure), trim(c.Incomplete), trim(c.Skipped)
 		for i := range c.Notes {
 			c.Notes[i] = trim(c.Notes[i])
 		}

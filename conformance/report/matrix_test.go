@@ -7,20 +7,31 @@ import (
 
 func TestMatrixPutsRunsSideBySideWithReasons(t *testing.T) {
 	checks := []string{"create", "replace", "rbac"}
-	ref := &Report{Profile: "reference", Passed: true, Environment: Environment{Kubernetes: "v1.34.4"},
+	ref := &Report{Profile: "reference", Environment: Environment{Kubernetes: "v1.34.4"},
 		Operator: &OperatorUsage{PeakRSSBytes: 30 << 20, Samples: 4},
-		Checks:   []*Check{{Name: "create", State: "passed", Duration: 6500}, {Name: "replace", State: "passed", Duration: 40000}, {Name: "rbac", State: "passed"}}}
+		Checks:   []*Check{{Name: "create", State: Passed, Duration: 6500}, {Name: "replace", State: Passed, Duration: 40000}, {Name: "rbac", State: Passed}}}
 	old := &Report{Profile: "coreos-v0.9.4", Environment: Environment{Kubernetes: "v1.16.15"},
-		Checks: []*Check{{Name: "create", State: "passed", Duration: 37000, Notes: []string{"profile workaround: 1 object", "ignored detail"}}, {Name: "replace", State: "failed", Failure: "member | gone", Notes: []string{"pod x restarted"}}, {Name: "rbac", State: "skipped", Skipped: "no audit log"}}}
+		Checks: []*Check{{Name: "create", State: Passed, Duration: 37000, Notes: []string{"profile workaround: 1 object", "ignored detail"}}, {Name: "replace", State: Failed, Failure: "member | gone", Notes: []string{"pod x restarted"}}, {Name: "rbac", State: Skipped, Skipped: "no audit log"}}}
 	coreos := &Report{Profile: "coreos-v0.9.4", Environment: Environment{Kubernetes: "v1.34.4"},
-		Checks: []*Check{{Name: "create", State: "passed", Duration: 37000}}}
-	md := Matrix([]*Report{old, coreos, ref}, checks)
+		Checks: []*Check{{Name: "create", State: Passed, Duration: 37000}}}
+	aenix := &Report{Profile: "aenix-v0.4.5", Environment: Environment{Kubernetes: "v1.34.4"},
+		Checks: []*Check{{Name: "create", State: Passed, Duration: 9000}, {Name: "replace", State: NotClaimed, Skipped: "profile does not claim deadMemberReplacement"}, {Name: "rbac", State: Incomplete, Incomplete: "cannot open the audit log: open /x/audit.log: no such file or directory"}}}
+	for _, r := range []*Report{ref, old, coreos, aenix} {
+		for _, c := range r.Checks {
+			c.Required = true
+		}
+		r.Judge()
+	}
+	md := Matrix([]*Report{old, coreos, ref, aenix}, checks)
 	for _, want := range []string{
 		// Newest Kubernetes first, then by profile.
-		"| check | coreos-v0.9.4 on v1.34.4 | reference on v1.34.4 | coreos-v0.9.4 on v1.16.15 |",
-		"| create | pass (37.0 s) | pass (6.5 s) | pass (37.0 s) |",
-		"| replace | not run | pass (40.0 s) | **fail** |",
-		"| **verdict** | **FAIL** | **PASS** | **FAIL** |",
+		"| check | aenix-v0.4.5 on v1.34.4 | coreos-v0.9.4 on v1.34.4 | reference on v1.34.4 | coreos-v0.9.4 on v1.16.15 |",
+		"| create | pass (9.0 s) | pass (37.0 s) | pass (6.5 s) | pass (37.0 s) |",
+		"| replace | not claimed | not run | pass (40.0 s) | **fail** |",
+		"| rbac | **INCOMPLETE** | not run | pass (0.0 s) | skipped |",
+		"| **verdict** | **INCOMPLETE** (1/3) | **PASS** (1/1) | **PASS** (3/3) | **FAIL** (1/3) |",
+		"- **replace not claimed**: profile does not claim deadMemberReplacement",
+		"- **rbac INCOMPLETE**: cannot open the audit log: open /x/audit.log: no such file or directory",
 		`- **replace failed**: member \| gone`,
 		"- **replace failed**, note: pod x restarted",
 		"- **create passed**, note: profile workaround: 1 object",

@@ -15,15 +15,28 @@ import (
 )
 
 // SchemaVersion changes whenever a field changes meaning or disappears.
-const SchemaVersion = "etcdproof.report/v1"
+// v2: typed check states (incomplete, notClaimed, notSelected), required
+// checks, the verdict and its counts.
+const SchemaVersion = "etcdproof.report/v2"
 
 // Report is report.json.
 type Report struct {
-	SchemaVersion string      `json:"schemaVersion"`
-	Profile       string      `json:"profile"`
-	Started       time.Time   `json:"started"`
-	Duration      Millis      `json:"durationMs"`
-	Passed        bool        `json:"passed"`
+	SchemaVersion string    `json:"schemaVersion"`
+	Profile       string    `json:"profile"`
+	Started       time.Time `json:"started"`
+	Duration      Millis    `json:"durationMs"`
+	// Verdict, VerdictLine, Counts and Passed are set by Judge.
+	Verdict Verdict `json:"verdict"`
+	// VerdictLine is what the terminal and report.md print: "PASS (6/6)".
+	VerdictLine string `json:"verdictLine"`
+	Counts      Counts `json:"counts"`
+	// Passed is Verdict == PASS.
+	Passed bool `json:"passed"`
+	// SetupFailure is why the operator could not be installed or started.
+	SetupFailure string `json:"setupFailure,omitempty"`
+	// SuiteFailures are failures outside any check (interrupt, suite
+	// timeout, reporting); they make the run incomplete.
+	SuiteFailures []string    `json:"suiteFailures,omitempty"`
 	Environment   Environment `json:"environment"`
 	// Operator is absent when the profile names no operator Deployment.
 	Operator *OperatorUsage `json:"operator,omitempty"`
@@ -49,10 +62,15 @@ type Environment struct {
 
 // Check is one check's outcome.
 type Check struct {
-	Name string `json:"name"`
-	// State is passed, failed, skipped or pending.
-	State    string              `json:"state"`
-	Failure  string              `json:"failure,omitempty"`
+	Name  string `json:"name"`
+	State State  `json:"state"`
+	// Required checks must pass for the run to pass (--require).
+	Required bool `json:"required"`
+	// Failure is why a failed check failed.
+	Failure string `json:"failure,omitempty"`
+	// Incomplete is what an incomplete check could not observe, and why.
+	Incomplete string `json:"incompleteReason,omitempty"`
+	// Skipped is why a check did not run (not claimed, not selected, skipped).
 	Skipped  string              `json:"skipReason,omitempty"`
 	Duration Millis              `json:"durationMs"`
 	Timings  map[string]Millis   `json:"timingsMs,omitempty"`
@@ -67,13 +85,23 @@ type Traffic struct {
 	Operations      int                      `json:"operations"`
 	FailedPuts      int                      `json:"failedPuts"`
 	FailedGets      int                      `json:"failedGets"`
-	LostWrites      int                      `json:"lostWrites"`
-	LongestWriteGap Millis                   `json:"longestWriteGapMs"`
-	LatencyP50      Millis                   `json:"latencyP50Ms"`
-	LatencyP99      Millis                   `json:"latencyP99Ms"`
-	Failures        []string                 `json:"failures,omitempty"`
-	History         string                   `json:"history"`
-	Visualization   string                   `json:"visualization,omitempty"`
+	// DefiniteFailures were not applied; IndeterminateFailures may have
+	// been. FailuresAfterRetry is what a client retrying definite failures
+	// once would have seen fail.
+	DefiniteFailures      int `json:"definiteFailures"`
+	IndeterminateFailures int `json:"indeterminateFailures"`
+	FailuresAfterRetry    int `json:"failuresAfterRetry"`
+	// PrunedPuts are failed puts left out of the linearizability check.
+	PrunedPuts int `json:"prunedPuts"`
+	LostWrites int `json:"lostWrites"`
+	// UnverifiedKeys were written but never read back at the end.
+	UnverifiedKeys  int      `json:"unverifiedKeys"`
+	LongestWriteGap Millis   `json:"longestWriteGapMs"`
+	LatencyP50      Millis   `json:"latencyP50Ms"`
+	LatencyP99      Millis   `json:"latencyP99Ms"`
+	Failures        []string `json:"failures,omitempty"`
+	History         string   `json:"history"`
+	Visualization   string   `json:"visualization,omitempty"`
 }
 
 // Millis is a duration in milliseconds, with three decimals.
@@ -123,6 +151,30 @@ func (r *Recorder) Note(check, format string, args ...any) {
 	c.Notes = append(c.Notes, fmt.Sprintf(format, args...))
 }
 
+// Incomplete records that a check could not observe what it judges, and
+// why. The spec must end (specs.Incomplete fails it); the runner then
+// reports the check as incomplete, not failed. Several calls keep every
+// reason.
+func (r *Recorder) Incomplete(check, format string, args ...any) {
+	c := r.Check(check)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	msg := fmt.Sprintf(format, args...)
+	if c.State == Incomplete && c.Incomplete != "" {
+		msg = c.Incomplete + "; " + msg
+	}
+	c.State, c.Incomplete = Incomplete, msg
+}
+
+// NotClaimed records that the profile does not claim what a check tests.
+// The spec must end with a skip; the runner then reports it as not claimed.
+func (r *Recorder) NotClaimed(check, reason string) {
+	c := r.Check(check)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c.State, c.Skipped = NotClaimed, reason
+}
+
 // Traffic records a validated history.
 func (r *Recorder) Traffic(check, phase string, res validate.Result, historyFile string) {
 	c := r.Check(check)
@@ -131,6 +183,8 @@ func (r *Recorder) Traffic(check, phase string, res validate.Result, historyFile
 	c.Traffic[phase] = &Traffic{
 		Linearizability: res.Linearizability, Operations: res.Stats.Puts + res.Stats.Gets,
 		FailedPuts: res.Stats.FailedPuts, FailedGets: res.Stats.FailedGets, LostWrites: len(res.LostWrites),
+		DefiniteFailures: res.Stats.DefiniteFailures, IndeterminateFailures: res.Stats.IndeterminateFailures,
+		FailuresAfterRetry: res.Stats.FailuresAfterRetry, PrunedPuts: res.Stats.PrunedPuts, UnverifiedKeys: len(res.Unverified),
 		LongestWriteGap: Ms(res.Stats.LongestWriteGap), LatencyP50: Ms(res.Stats.LatencyP50), LatencyP99: Ms(res.Stats.LatencyP99),
 		Failures: res.Failures, History: historyFile, Visualization: res.Visualization,
 	}
@@ -181,7 +235,7 @@ func ReadJSON(path string) (*Report, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if rep.SchemaVersion != SchemaVersion {
-		return nil, fmt.Errorf("%s: schemaVersion %q, this binary reads %q", path, rep.SchemaVersion, SchemaVersion)
+		return nil, fmt.Errorf("%s: schemaVersion %q, this binary reads %q: rerun the checks with this binary", path, rep.SchemaVersion, SchemaVersion)
 	}
 	return rep, nil
 }
@@ -189,11 +243,8 @@ func ReadJSON(path string) (*Report, error) {
 // Markdown renders the summary.
 func (rep *Report) Markdown() string {
 	var b strings.Builder
-	verdict := "PASS"
-	if !rep.Passed {
-		verdict = "FAIL"
-	}
-	fmt.Fprintf(&b, "# etcdproof: %s — %s\n\n", rep.Profile, verdict)
+	fmt.Fprintf(&b, "# etcdproof: %s — %s\n\n", rep.Profile, rep.Verdict)
+	fmt.Fprintf(&b, "**%s**\n\n", mdText(rep.VerdictLine))
 	e := rep.Environment
 	fmt.Fprintf(&b, "Kubernetes %s, kind %s, etcd %s, operator %s, suite %s. Run %s, %.0f s.\n\n",
 		orDash(e.Kubernetes), orDash(e.Kind), orDash(strings.Join(e.Etcd, " → ")), orDash(e.Operator), orDash(e.Suite), rep.Started.UTC().Format(time.RFC3339), float64(rep.Duration)/1000)
@@ -203,11 +254,15 @@ func (rep *Report) Markdown() string {
 	}
 	b.WriteString("| check | result | time | details |\n|---|---|---|---|\n")
 	for _, c := range rep.Checks {
-		detail := c.Failure
-		if c.State == "skipped" {
-			detail = c.Skipped
+		result := c.State.Label()
+		if c.State == Failed || c.State == Incomplete {
+			result = "**" + result + "**"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %.1f s | %s |\n", c.Name, c.State, float64(c.Duration)/1000, oneLine(detail))
+		if c.Required && (c.State == NotClaimed || c.State == NotSelected || c.State == Skipped) {
+			// The reason the run cannot pass.
+			result = "**" + result + " (required)**"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %.1f s | %s |\n", c.Name, result, float64(c.Duration)/1000, oneLine(c.Reason()))
 	}
 	for _, c := range rep.Checks {
 		if len(c.Timings) == 0 && len(c.Traffic) == 0 && len(c.Notes) == 0 {
@@ -244,6 +299,11 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// mdText keeps Markdown from reading emphasis into a line of text.
+func mdText(s string) string {
+	return strings.NewReplacer("*", "\\*", "_", "\\_", "`", "\\`").Replace(s)
 }
 
 func oneLine(s string) string {

@@ -13,10 +13,17 @@ func TestReportRoundTripAndMarkdown(t *testing.T) {
 	rec := NewRecorder()
 	rec.Timing("replace", "mttr-leader", 25300*time.Millisecond, 3*time.Minute)
 	rec.Traffic("upgrade", "upgrade", validate.Result{Linearizability: validate.Linearizable, Stats: validate.Stats{Puts: 10, Gets: 12, LongestWriteGap: 1500 * time.Millisecond, LatencyP99: 40 * time.Millisecond}}, "upgrade/history-upgrade.jsonl")
-	rec.Check("create").State = "passed"
-	rec.Check("replace").State = "failed"
+	rec.Check("create").State = Passed
+	rec.Check("replace").State = Failed
 	rec.Check("replace").Failure = "stale member: 9 | still listed"
-	rep := &Report{SchemaVersion: SchemaVersion, Profile: "reference", Started: time.Unix(0, 0), Checks: rec.Checks([]string{"create", "replace", "upgrade"})}
+	rec.Incomplete("upgrade", "no traffic pod: %s", "image missing")
+	rec.NotClaimed("scale", "profile does not claim scaleUp")
+	rep := &Report{SchemaVersion: SchemaVersion, Profile: "reference", Started: time.Unix(0, 0), Checks: rec.Checks([]string{"create", "replace", "upgrade", "scale"})}
+	for _, c := range rep.Checks {
+		c.Required = c.Name != "scale"
+	}
+	rep.Checks = append(rep.Checks, &Check{Name: "rbac", Required: true, State: NotSelected, Skipped: "not selected by --label-filter"})
+	rep.Judge()
 	path := filepath.Join(t.TempDir(), "report.json")
 	if err := rep.WriteJSON(path); err != nil {
 		t.Fatal(err)
@@ -25,11 +32,15 @@ func TestReportRoundTripAndMarkdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.Checks[1].Timings["mttr-leader"] != 25300 || back.Checks[2].Traffic["upgrade"].Operations != 22 {
-		t.Errorf("round trip lost data: %+v", back.Checks)
+	if back.Checks[1].Timings["mttr-leader"] != 25300 || back.Checks[2].Traffic["upgrade"].Operations != 22 || back.Checks[2].State != Incomplete ||
+		back.Verdict != VerdictFail || back.Counts != (Counts{Required: 4, RequiredPassed: 1, Passed: 1, Failed: 1, Incomplete: 1, NotClaimed: 1, NotSelected: 1}) {
+		t.Errorf("round trip lost data: %+v %+v", back, back.Checks)
 	}
 	md := back.Markdown()
-	for _, want := range []string{"# etcdproof: reference — FAIL", "| replace | failed |", `stale member: 9 \| still listed`, "mttr-leader: 25.30 s (budget 180.0 s)", "linearizable, 22 ops", "longest write gap 1.50 s"} {
+	for _, want := range []string{"# etcdproof: reference — FAIL", "**FAIL (1/4: replace failed; upgrade could not run: no traffic pod: image missing; rbac is required but --label-filter left it out)**",
+		"| rbac | **not selected (required)** |",
+		"| replace | **failed** |", `stale member: 9 \| still listed`, "| upgrade | **INCOMPLETE** | 0.0 s | no traffic pod: image missing |",
+		"| scale | not claimed | 0.0 s | profile does not claim scaleUp |", "mttr-leader: 25.30 s (budget 180.0 s)", "linearizable, 22 ops", "longest write gap 1.50 s"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
@@ -43,5 +54,14 @@ func TestReadJSONRejectsOtherSchemas(t *testing.T) {
 	}
 	if _, err := ReadJSON(path); err == nil || !strings.Contains(err.Error(), "other/v9") {
 		t.Errorf("error = %v", err)
+	}
+}
+
+func TestRecorderKeepsEveryIncompleteReason(t *testing.T) {
+	rec := NewRecorder()
+	rec.Incomplete("cleanup", "inventory: %v", "discovery failed")
+	rec.Incomplete("cleanup", "leftovers unknown")
+	if c := rec.Check("cleanup"); c.State != Incomplete || c.Reason() != "inventory: discovery failed; leftovers unknown" {
+		t.Errorf("check = %+v", c)
 	}
 }

@@ -14,8 +14,8 @@ import (
 )
 
 // A real API server without nodes: the operator installs but never becomes
-// available, so the run must end with "could not run" (2), not "fail" (1),
-// and still leave report.json, report.md and junit.xml.
+// available, so the run must end INCOMPLETE (2), not "fail" (1), and still
+// leave report.json, report.md and junit.xml.
 func TestRunThatCannotStartTheOperatorExitsTwoWithReports(t *testing.T) {
 	kubeconfig, assets := apiservertest.Start(t)
 	dir := t.TempDir()
@@ -46,12 +46,9 @@ func TestRunThatCannotStartTheOperatorExitsTwoWithReports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	states := map[string]string{}
-	for _, c := range rep.Checks {
-		states[c.Name] = c.State
-	}
-	if states["create"] != "failed" || states["upgrade"] != "skipped" || rep.Passed {
-		t.Errorf("checks = %v, passed = %v", states, rep.Passed)
+	got := states(rep)
+	if got["create"] != report.Incomplete || got["upgrade"] != report.NotSelected || rep.Verdict != report.VerdictIncomplete || rep.SetupFailure == "" {
+		t.Errorf("checks = %v, verdict = %q, setup failure = %q", got, rep.VerdictLine, rep.SetupFailure)
 	}
 	for _, f := range []string{"report.md", "junit.xml"} {
 		if _, err := os.Stat(filepath.Join(reportDir, f)); err != nil {

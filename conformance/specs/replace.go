@@ -15,7 +15,7 @@ import (
 func ReplaceSpec(ctx SpecContext, s *Suite) {
 	e := s.Env
 	if !e.Profile.Capabilities.DeadMemberReplacement {
-		Skip("profile does not claim deadMemberReplacement")
+		notClaimed(s, "replace", "deadMemberReplacement")
 	}
 	size, version := e.Config.Sizes.Replace, e.Profile.Etcd.Initial
 	c := newCluster(ctx, s, "replace", size, version)

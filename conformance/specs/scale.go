@@ -16,7 +16,7 @@ func ScaleSpec(ctx SpecContext, s *Suite) {
 	e := s.Env
 	caps := e.Profile.Capabilities
 	if !caps.ScaleUp {
-		Skip("profile does not claim scaleUp")
+		notClaimed(s, "scale", "scaleUp")
 	}
 	from, to, version := e.Config.Sizes.ScaleFrom, e.Config.Sizes.ScaleTo, e.Profile.Etcd.Initial
 	c := newCluster(ctx, s, "scale", from, version)

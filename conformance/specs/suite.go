@@ -26,6 +26,8 @@ type Suite struct {
 	Started time.Time
 	// Before is the inventory taken before the operator was installed.
 	Before inventory.Snapshot
+	// Namespaces are those the run created for its clusters.
+	Namespaces []string
 	// Uninstalled is set once the cleanup check removed the operator.
 	Uninstalled bool
 	// SetupFailed is set when install failed: the run could not be done.
@@ -114,6 +116,12 @@ func Register(get func() *Suite) {
 // newCluster creates a namespace (unless the profile pins one) and a cluster,
 // and registers their deletion; failed specs dump their namespace first.
 func newCluster(ctx context.Context, s *Suite, check string, size int, version string) *framework.EtcdCluster {
+	return newClusterWith(ctx, s, check, size, version, nil)
+}
+
+// newClusterWith is newCluster; beforeCR, when set, runs once the cluster's
+// namespace exists, before anything is created in it.
+func newClusterWith(ctx context.Context, s *Suite, check string, size int, version string, beforeCR func(clusterNS string)) *framework.EtcdCluster {
 	e := s.Env
 	ns := ""
 	clusterNS := e.Profile.Operator.Namespace
@@ -122,6 +130,10 @@ func newCluster(ctx context.Context, s *Suite, check string, size int, version s
 		ns, err = e.CreateNamespace(ctx, "etcdproof-"+check)
 		Expect(err).NotTo(HaveOccurred())
 		clusterNS = ns
+		s.Namespaces = append(s.Namespaces, ns)
+	}
+	if beforeCR != nil {
+		beforeCR(clusterNS)
 	}
 	name := fmt.Sprintf("%s-%d", check, time.Now().Unix()%100000)
 	c, err := e.CreateCluster(ctx, clusterNS, name, size, version)
@@ -145,7 +157,7 @@ func newCluster(ctx context.Context, s *Suite, check string, size int, version s
 
 // withTraffic runs fn while in-cluster clients put and get through the
 // client Service, then validates and records the history of the phase.
-func withTraffic(ctx context.Context, s *Suite, c *framework.EtcdCluster, check, phase string, limits framework.TrafficLimits, fn func()) framework.TrafficResult {
+func withTraffic(ctx context.Context, s *Suite, c *framework.EtcdCluster, check, phase string, limits framework.TrafficLimits, fn func()) phaseTraffic {
 	e := s.Env
 	By(fmt.Sprintf("starting traffic for %s", phase))
 	tp, err := c.StartTraffic(ctx, framework.SafeName(check+"-"+phase))
@@ -173,12 +185,25 @@ func withTraffic(ctx context.Context, s *Suite, c *framework.EtcdCluster, check,
 	Expect(err).NotTo(HaveOccurred())
 	s.Report.Traffic(check, phase, res.Result, res.HistoryFile)
 	s.Report.Timing(check, phase+"/longest-write-gap", res.Stats.LongestWriteGap, limits.MaxWriteGap)
-	return res
+	return phaseTraffic{TrafficResult: res, s: s, check: check}
 }
 
-// expectTraffic fails the spec with the traffic verdict.
-func expectTraffic(res framework.TrafficResult, phase string) {
-	if len(res.Failures) > 0 {
+// phaseTraffic is a validated traffic phase and the check it belongs to.
+type phaseTraffic struct {
+	framework.TrafficResult
+	s     *Suite
+	check string
+}
+
+// expectTraffic ends the spec with the traffic verdict: failed, or
+// incomplete when the only problem is keys whose writes could not be read
+// back at the end (nothing failed, but lost writes cannot be ruled out).
+func expectTraffic(res phaseTraffic, phase string) {
+	switch {
+	case res.Passed():
+	case res.Incomplete:
+		Incomplete(res.s, res.check, "traffic during %s: %s (history %s)", phase, strings.Join(res.Failures, "; "), res.HistoryFile)
+	default:
 		Fail(fmt.Sprintf("traffic during %s: %s (history %s)", phase, strings.Join(res.Failures, "; "), res.HistoryFile), 1)
 	}
 }

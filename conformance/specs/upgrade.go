@@ -16,7 +16,7 @@ import (
 func UpgradeSpec(ctx SpecContext, s *Suite) {
 	e := s.Env
 	if !e.Profile.Capabilities.Upgrade {
-		Skip("profile does not claim upgrade")
+		notClaimed(s, "upgrade", "upgrade")
 	}
 	versions := e.Profile.UpgradeVersions()
 	s.Report.Note("upgrade", "path %s", strings.Join(versions, " → "))

@@ -12,6 +12,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 
 	"github.com/etcdproof/etcdproof/conformance/history"
 )
@@ -30,8 +31,12 @@ type Config struct {
 	RequestTimeout time.Duration
 	// KeyPrefix namespaces the keys.
 	KeyPrefix string
-	// FinalReadAttempts bounds how often a final read of a key is retried.
-	FinalReadAttempts int
+	// RetryBackoff is the wait before the one retry of a request that
+	// failed definitely.
+	RetryBackoff time.Duration
+	// FinalReadBudget is how long the final read of each key is retried
+	// until it succeeds; a key never read back cannot be verified.
+	FinalReadBudget time.Duration
 }
 
 // Validate reports bad settings with the flag-like field name.
@@ -51,6 +56,12 @@ func (c Config) Validate() error {
 	}
 	if c.RequestTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("request-timeout: must be positive, got %s", c.RequestTimeout))
+	}
+	if c.RetryBackoff < 0 {
+		errs = append(errs, fmt.Errorf("retry-backoff: must not be negative, got %s", c.RetryBackoff))
+	}
+	if c.FinalReadBudget <= 0 {
+		errs = append(errs, fmt.Errorf("final-read-budget: must be positive, got %s", c.FinalReadBudget))
 	}
 	return errors.Join(errs...)
 }
@@ -99,8 +110,8 @@ func (r *Recorder) History() history.History {
 	return history.History{Operations: append([]history.Operation(nil), r.ops...)}
 }
 
-// Run drives the clients until ctx is cancelled, then reads every key once
-// more (the final reads that expose lost writes) and returns.
+// Run drives the clients until ctx is cancelled, then reads every key back
+// (the final reads that expose lost writes) and returns.
 func Run(ctx context.Context, cfg Config, rec *Recorder) error {
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -108,6 +119,7 @@ func Run(ctx context.Context, cfg Config, rec *Recorder) error {
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:   cfg.Endpoints,
 		DialTimeout: cfg.RequestTimeout,
+		DialOptions: []grpc.DialOption{grpc.WithStatsHandler(sentTracker{})},
 		Logger:      zap.NewNop(),
 	})
 	if err != nil {
@@ -118,70 +130,99 @@ func Run(ctx context.Context, cfg Config, rec *Recorder) error {
 	interval := time.Duration(int64(time.Second) * int64(cfg.Clients) / int64(cfg.Rate))
 	var wg sync.WaitGroup
 	for id := range cfg.Clients {
-		wg.Go(func() { runClient(ctx, cli, cfg, rec, id, interval) })
+		c := client{cli: cli, cfg: cfg, rec: rec, id: id}
+		wg.Go(func() { c.run(ctx, interval) })
 	}
 	wg.Wait()
-	finalReads(cli, cfg, rec)
+	for i := range cfg.Keys {
+		c := client{cli: cli, cfg: cfg, rec: rec, id: cfg.Clients + i}
+		wg.Go(func() { c.finalRead(key(cfg, i)) })
+	}
+	wg.Wait()
 	return nil
 }
 
 func key(cfg Config, i int) string { return fmt.Sprintf("%sk%d", cfg.KeyPrefix, i) }
 
-func runClient(ctx context.Context, cli *clientv3.Client, cfg Config, rec *Recorder, id int, interval time.Duration) {
+// client is one logical client: one request in flight at a time.
+type client struct {
+	cli *clientv3.Client
+	cfg Config
+	rec *Recorder
+	id  int
+}
+
+// run issues a random put or get per tick. A request that failed
+// definitely is retried once, after RetryBackoff, as its own operation
+// marked Retry: the history then shows both the raw failure and what an
+// application retrying such failures once would have seen. Indeterminate
+// failures are not retried: the request may have been applied.
+func (c client) run(ctx context.Context, interval time.Duration) {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	rnd := rand.New(rand.NewPCG(uint64(id), uint64(time.Now().UnixNano())))
+	rnd := rand.New(rand.NewPCG(uint64(c.id), uint64(time.Now().UnixNano())))
 	for seq := 1; ; seq++ {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
-		k := key(cfg, rnd.IntN(cfg.Keys))
+		op := history.Operation{Client: c.id, Kind: history.Get, Key: key(c.cfg, rnd.IntN(c.cfg.Keys))}
 		if rnd.IntN(2) == 0 {
-			put(cli, cfg, rec, id, k, fmt.Sprintf("c%d-%d", id, seq))
-		} else {
-			get(cli, cfg, rec, id, k, false)
+			op.Kind, op.Value = history.Put, fmt.Sprintf("c%d-%d", c.id, seq)
+		}
+		if c.do(op, c.cfg.RequestTimeout).Class() != history.Definite {
+			continue
+		}
+		time.Sleep(c.cfg.RetryBackoff)
+		op.Retry = true
+		if op.Kind == history.Put {
+			op.Value += "-retry" // values stay unique
+		}
+		c.do(op, c.cfg.RequestTimeout)
+	}
+}
+
+// finalRead reads a key until it succeeds or FinalReadBudget is spent,
+// backing off between attempts.
+func (c client) finalRead(k string) {
+	deadline := time.Now().Add(c.cfg.FinalReadBudget)
+	backoff := 100 * time.Millisecond
+	for {
+		op := history.Operation{Client: c.id, Kind: history.Get, Key: k, Final: true}
+		if c.do(op, min(c.cfg.RequestTimeout, time.Until(deadline))).Succeeded() {
+			return
+		}
+		if time.Until(deadline) <= backoff {
+			return
+		}
+		time.Sleep(backoff)
+		backoff = min(2*backoff, 2*time.Second)
+	}
+}
+
+// do sends op (a put of op.Value or a get), records it with its outcome
+// and returns the record. Requests get their own context, not the run's:
+// cancelling the run must not turn in-flight requests into spurious
+// client errors.
+func (c client) do(op history.Operation, timeout time.Duration) history.Operation {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	ctx, sent := trackSent(ctx)
+	op.Call = c.rec.now()
+	var err error
+	if op.Kind == history.Put {
+		_, err = c.cli.Put(ctx, op.Key, op.Value)
+	} else {
+		var resp *clientv3.GetResponse
+		if resp, err = c.cli.Get(ctx, op.Key); err == nil && len(resp.Kvs) > 0 {
+			op.Found, op.Value = true, string(resp.Kvs[0].Value)
 		}
 	}
-}
-
-// Requests get their own context, not the run's: cancelling the run must
-// not turn in-flight requests into spurious client errors.
-func put(cli *clientv3.Client, cfg Config, rec *Recorder, id int, k, v string) {
-	ctx, cancel := context.WithTimeout(context.Background(), cfg.RequestTimeout)
-	defer cancel()
-	op := history.Operation{Client: id, Kind: history.Put, Key: k, Value: v, Call: rec.now()}
-	_, err := cli.Put(ctx, k, v)
-	op.Return = rec.now()
+	op.Return = c.rec.now()
 	if err != nil {
-		op.Error = err.Error()
+		op.Error, op.ErrorClass = err.Error(), classify(err, sent.Load())
 	}
-	rec.add(op)
-}
-
-func get(cli *clientv3.Client, cfg Config, rec *Recorder, id int, k string, final bool) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), cfg.RequestTimeout)
-	defer cancel()
-	op := history.Operation{Client: id, Kind: history.Get, Key: k, Call: rec.now(), Final: final}
-	resp, err := cli.Get(ctx, k)
-	op.Return = rec.now()
-	if err != nil {
-		op.Error = err.Error()
-	} else if len(resp.Kvs) > 0 {
-		op.Found, op.Value = true, string(resp.Kvs[0].Value)
-	}
-	rec.add(op)
-	return err == nil
-}
-
-func finalReads(cli *clientv3.Client, cfg Config, rec *Recorder) {
-	attempts := max(cfg.FinalReadAttempts, 1)
-	for i := range cfg.Keys {
-		for range attempts {
-			if get(cli, cfg, rec, cfg.Clients, key(cfg, i), true) {
-				break
-			}
-		}
-	}
+	c.rec.add(op)
+	return op
 }

@@ -1,34 +1,53 @@
 package traffic
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	"go.etcd.io/raft/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/etcdproof/etcdproof/conformance/history"
 	"github.com/etcdproof/etcdproof/conformance/internal/etcdtest"
 	"github.com/etcdproof/etcdproof/conformance/validate"
 )
 
+func testConfig(endpoints ...string) Config {
+	return Config{Endpoints: endpoints, Clients: 3, Keys: 4, Rate: 300, RequestTimeout: 5 * time.Second,
+		KeyPrefix: "test/", RetryBackoff: 50 * time.Millisecond, FinalReadBudget: 10 * time.Second}
+}
+
+// waitFor polls cond every 20 ms for up to a minute.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within a minute", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // Traffic against a real etcd member yields a history that validates.
 func TestTrafficAgainstRealEtcdIsLinearizable(t *testing.T) {
 	endpoint := etcdtest.Start(t)
-	srv, err := Start(Config{Endpoints: []string{endpoint}, Clients: 3, Keys: 4, Rate: 300, RequestTimeout: 5 * time.Second, KeyPrefix: "test/", FinalReadAttempts: 3})
+	srv, err := Start(testConfig(endpoint))
 	if err != nil {
 		t.Fatal(err)
 	}
 	web := httptest.NewServer(srv.Handler())
 	defer web.Close()
 
-	deadline := time.Now().Add(time.Minute)
-	for srv.Recorder().SuccessfulPuts() < 40 {
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d successful puts within a minute", srv.Recorder().SuccessfulPuts())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitFor(t, "40 successful puts", func() bool { return srv.Recorder().SuccessfulPuts() >= 40 })
 	resp, err := http.Post(web.URL+"/stop", "", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -56,33 +75,102 @@ func TestTrafficAgainstRealEtcdIsLinearizable(t *testing.T) {
 	}
 }
 
-// Without a reachable etcd every request fails and validation says so.
-func TestTrafficWithoutEtcdReportsClientErrors(t *testing.T) {
-
-	srv, err := Start(Config{Endpoints: []string{"http://127.0.0.1:1"}, Clients: 1, Keys: 1, Rate: 50, RequestTimeout: 200 * time.Millisecond})
+// The leader of a 3-member cluster crashes mid-traffic sent to a follower:
+// requests fail while a new leader is elected, yet the history stays
+// linearizable, is decided in time, and every written key is read back.
+func TestTrafficThroughLeaderLoss(t *testing.T) {
+	c := etcdtest.StartCluster(t, 3)
+	leader := c.Leader()
+	if leader < 0 {
+		t.Fatal("no leader")
+	}
+	srv, err := Start(testConfig(c.Endpoints[(leader+1)%3]))
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec := srv.Recorder()
-	deadline := time.Now().Add(time.Minute)
-	for rec.Len() < 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("no operation recorded within a minute")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitFor(t, "20 successful puts", func() bool { return rec.SuccessfulPuts() >= 20 })
+	c.Crash(leader)
+	before := rec.SuccessfulPuts()
+	waitFor(t, "40 more successful puts after the leader stopped", func() bool { return rec.SuccessfulPuts() >= before+40 })
 	if err := srv.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	r := validate.Validate(rec.History(), validate.Options{Timeout: time.Minute})
-	if r.Passed() || len(r.Errors) == 0 {
-		t.Fatalf("failures = %q, errors = %d; want client-visible errors", r.Failures, len(r.Errors))
+	h := rec.History()
+	r := validate.Validate(h, validate.Options{Timeout: time.Minute, ClientErrors: validate.AllowClientErrors})
+	if !r.Passed() || r.Linearizability != validate.Linearizable {
+		t.Fatalf("history of %d operations: %s, failures %q", len(h.Operations), r.Linearizability, r.Failures)
+	}
+	t.Logf("stats: %+v", r.Stats)
+	for _, e := range r.Errors {
+		t.Log(e)
+	}
+}
+
+// Without a reachable etcd no request leaves the client: every failure is
+// definite and retried once, and validation says so.
+func TestTrafficWithoutEtcdReportsDefiniteErrors(t *testing.T) {
+	cfg := testConfig("http://127.0.0.1:1")
+	cfg.Clients, cfg.Keys, cfg.Rate, cfg.RequestTimeout, cfg.FinalReadBudget = 1, 1, 50, 200*time.Millisecond, time.Second
+	srv, err := Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := srv.Recorder()
+	waitFor(t, "4 operations", func() bool { return rec.Len() >= 4 })
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	h := rec.History()
+	retries := 0
+	for _, op := range h.Operations {
+		if op.Class() != history.Definite {
+			t.Errorf("%+v: want a definite failure", op)
+		}
+		if op.Retry {
+			retries++
+		}
+	}
+	if retries == 0 {
+		t.Error("no definite failure was retried")
+	}
+	r := validate.Validate(h, validate.Options{Timeout: time.Minute, ClientErrors: validate.NoErrorsAfterRetry})
+	if r.Passed() || len(r.Errors) == 0 || r.Stats.DefiniteFailures == 0 || r.Stats.FailuresAfterRetry == 0 {
+		t.Fatalf("failures = %q, stats %+v; want definite client-visible errors", r.Failures, r.Stats)
+	}
+}
+
+func TestClassify(t *testing.T) {
+	cases := []struct {
+		name string
+		err  error
+		sent bool
+		want history.ErrorClass
+	}{
+		{"never sent, whatever the error", context.DeadlineExceeded, false, history.Definite},
+		{"deadline after sending", context.DeadlineExceeded, true, history.Indeterminate},
+		{"etcd timed out", rpctypes.ErrTimeout, true, history.Indeterminate},
+		{"connection lost after sending", rpctypes.ErrTimeoutDueToConnectionLost, true, history.Indeterminate},
+		{"server stopped", rpctypes.ErrStopped, true, history.Indeterminate},
+		{"no leader", rpctypes.ErrNoLeader, true, history.Definite},
+		{"too many requests", rpctypes.ErrTooManyRequests, true, history.Definite},
+		{"no space", rpctypes.ErrNoSpace, true, history.Definite},
+		{"learner", rpctypes.Error(rpctypes.ErrGRPCNotSupportedForLearner), true, history.Definite},
+		{"proposal dropped", status.Error(codes.Unknown, raft.ErrProposalDropped.Error()), true, history.Definite},
+		{"wrapped", fmt.Errorf("put: %w", rpctypes.ErrTooManyRequests), true, history.Definite},
+		{"unknown", errors.New("something else"), true, history.Indeterminate},
+		{"unavailable", status.Error(codes.Unavailable, "transport is closing"), true, history.Indeterminate},
+	}
+	for _, tc := range cases {
+		if got := classify(tc.err, tc.sent); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
 	}
 }
 
 func TestConfigValidateNamesEveryBadField(t *testing.T) {
-	err := Config{}.Validate()
-	for _, field := range []string{"endpoints", "clients", "keys", "rate", "request-timeout"} {
+	err := Config{RetryBackoff: -time.Second}.Validate()
+	for _, field := range []string{"endpoints", "clients", "keys", "rate", "request-timeout", "retry-backoff", "final-read-budget"} {
 		if err == nil || !strings.Contains(err.Error(), field) {
 			t.Errorf("error %v does not name %s", err, field)
 		}

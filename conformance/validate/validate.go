@@ -1,13 +1,15 @@
 // Package validate decides whether a history is acceptable: linearizable
-// (porcupine), no acknowledged write lost, no client-visible error (unless
-// the phase injects a fault), and
-// writes never stalled longer than a budget. It also computes the stats the
+// (porcupine), no acknowledged write lost, every written key read back at
+// the end, client-visible errors within what the phase allows, and writes
+// never stalled longer than a budget. It also computes the stats the
 // report shows.
 package validate
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -25,6 +27,39 @@ const (
 	Undecided       Linearizability = "undecided"
 )
 
+// ClientErrors is how a phase judges failed requests (final reads aside).
+// Every failure is listed in Result.Errors and counted in Stats whatever
+// the policy.
+type ClientErrors string
+
+const (
+	// NoClientErrors fails the history on any failed request. It is the
+	// zero value's meaning.
+	NoClientErrors ClientErrors = "none"
+	// NoErrorsAfterRetry fails the history on any failure an application
+	// that retries a definite failure once would have seen: the traffic
+	// client does exactly that, so a definite failure followed by a
+	// successful retry is forgiven, and every other failure (an
+	// indeterminate one, a failed retry) counts.
+	NoErrorsAfterRetry ClientErrors = "after-retry"
+	// AllowClientErrors keeps failed requests out of the verdict. For
+	// phases where the suite itself kills a member: requests in flight on
+	// it fail whatever the operator does, so only linearizability, lost
+	// writes and the write gap judge the operator there.
+	AllowClientErrors ClientErrors = "allowed"
+)
+
+// ParseClientErrors reads a policy name; "" is NoClientErrors.
+func ParseClientErrors(s string) (ClientErrors, error) {
+	switch p := ClientErrors(s); p {
+	case "":
+		return NoClientErrors, nil
+	case NoClientErrors, NoErrorsAfterRetry, AllowClientErrors:
+		return p, nil
+	}
+	return "", fmt.Errorf("%q is not one of %s, %s, %s", s, NoClientErrors, NoErrorsAfterRetry, AllowClientErrors)
+}
+
 // Options are the pass/fail limits.
 type Options struct {
 	// Timeout bounds the linearizability check.
@@ -32,12 +67,8 @@ type Options struct {
 	// MaxWriteGap is the longest allowed time without a successful write;
 	// zero disables the check.
 	MaxWriteGap time.Duration
-	// AllowClientErrors keeps failed requests out of the verdict (they are
-	// still listed in Errors and counted in Stats). For phases where the suite
-	// itself kills a member: requests in flight on it fail whatever the
-	// operator does, so only linearizability, lost writes and the write gap
-	// judge the operator there.
-	AllowClientErrors bool
+	// ClientErrors is what failed requests do to the verdict.
+	ClientErrors ClientErrors
 	// VisualizationPath, when set, receives porcupine's HTML whenever the
 	// history is not linearizable.
 	VisualizationPath string
@@ -51,12 +82,26 @@ type LostWrite struct {
 	FinalValue string `json:"finalValue"`
 }
 
-// Stats summarise a history for the report.
+// Stats summarise a history for the report. Counts leave out the final
+// reads.
 type Stats struct {
-	Puts            int           `json:"puts"`
-	Gets            int           `json:"gets"`
-	FailedPuts      int           `json:"failedPuts"`
-	FailedGets      int           `json:"failedGets"`
+	Puts       int `json:"puts"`
+	Gets       int `json:"gets"`
+	FailedPuts int `json:"failedPuts"`
+	FailedGets int `json:"failedGets"`
+	// DefiniteFailures and IndeterminateFailures split the failed
+	// requests by history.ErrorClass.
+	DefiniteFailures      int `json:"definiteFailures"`
+	IndeterminateFailures int `json:"indeterminateFailures"`
+	// Retries is the number of retries of definite failures.
+	Retries int `json:"retries"`
+	// FailuresAfterRetry is what an application that retries a definite
+	// failure once would have seen fail (see NoErrorsAfterRetry).
+	FailuresAfterRetry int `json:"failuresAfterRetry"`
+	// PrunedPuts is the number of failed puts left out of the
+	// linearizability check: the definite ones and the indeterminate ones
+	// whose value no read observed (see model.Operations).
+	PrunedPuts      int           `json:"prunedPuts"`
 	LongestWriteGap time.Duration `json:"longestWriteGapNs"`
 	LatencyP50      time.Duration `json:"latencyP50Ns"`
 	LatencyP99      time.Duration `json:"latencyP99Ns"`
@@ -67,10 +112,16 @@ type Stats struct {
 type Result struct {
 	Linearizability Linearizability `json:"linearizability"`
 	LostWrites      []LostWrite     `json:"lostWrites,omitempty"`
-	Errors          []string        `json:"errors,omitempty"`
-	Stats           Stats           `json:"stats"`
+	// Unverified are the keys with an acknowledged write whose final read
+	// never succeeded: whether those writes survived is unknown.
+	Unverified []string `json:"unverified,omitempty"`
+	Errors     []string `json:"errors,omitempty"`
+	Stats      Stats    `json:"stats"`
 	// Failures explains every reason the history fails; empty means pass.
 	Failures []string `json:"failures,omitempty"`
+	// Incomplete is set when the only failure is Unverified: the history
+	// did not fail any check, but could not be fully checked either.
+	Incomplete bool `json:"incomplete,omitempty"`
 	// Visualization is the HTML file written for a non-linearizable history.
 	Visualization string `json:"visualization,omitempty"`
 }
@@ -85,10 +136,14 @@ func Validate(h history.History, opts Options) Result {
 		r.Failures = append(r.Failures, "the history is empty: no traffic was recorded")
 		return r
 	}
-	var info porcupine.LinearizationInfo
-	r.Linearizability, info = CheckLinearizable(h, opts.Timeout)
-	switch r.Linearizability {
-	case NotLinearizable:
+	ops, left := model.Operations(h)
+	r.Stats.PrunedPuts = left.Definite + left.Unobserved
+	res, info := porcupine.CheckOperationsVerbose(model.KV, ops, opts.Timeout)
+	switch res {
+	case porcupine.Ok:
+		r.Linearizability = Linearizable
+	case porcupine.Illegal:
+		r.Linearizability = NotLinearizable
 		r.Failures = append(r.Failures, "history is not linearizable")
 		if opts.VisualizationPath != "" {
 			if err := porcupine.VisualizePath(model.KV, info, opts.VisualizationPath); err != nil {
@@ -97,50 +152,104 @@ func Validate(h history.History, opts Options) Result {
 				r.Visualization = opts.VisualizationPath
 			}
 		}
-	case Undecided:
+	default:
+		r.Linearizability = Undecided
 		r.Failures = append(r.Failures, fmt.Sprintf("linearizability undecided within %s (never a pass)", opts.Timeout))
 	}
 	r.LostWrites = LostWrites(h)
 	for _, lw := range r.LostWrites {
 		r.Failures = append(r.Failures, fmt.Sprintf("acknowledged write lost: put(%s, %s) but the final read returned %q", lw.Key, lw.Value, lw.FinalValue))
 	}
-	if !hasFinalReads(h) {
-		r.Failures = append(r.Failures, "no final reads: lost writes cannot be ruled out")
+	if !slices.ContainsFunc(h.Operations, func(op history.Operation) bool { return op.Kind == history.Put && op.Succeeded() }) {
+		r.Failures = append(r.Failures, "no write was acknowledged: the history shows nothing about the cluster")
 	}
 	for _, op := range h.Operations {
 		if !op.Succeeded() && !op.Final {
-			r.Errors = append(r.Errors, fmt.Sprintf("client %d %s(%s): %s", op.Client, op.Kind, op.Key, op.Error))
+			r.Errors = append(r.Errors, describeError(op))
 		}
 	}
-	if n := len(r.Errors); n > 0 && !opts.AllowClientErrors {
-		r.Failures = append(r.Failures, fmt.Sprintf("%d client-visible errors (first: %s)", n, r.Errors[0]))
+	switch policy, _ := ParseClientErrors(string(opts.ClientErrors)); policy {
+	case NoClientErrors:
+		if n := len(r.Errors); n > 0 {
+			r.Failures = append(r.Failures, fmt.Sprintf("%d client-visible errors (first: %s)", n, r.Errors[0]))
+		}
+	case NoErrorsAfterRetry:
+		if n, first := failuresAfterRetry(h); n > 0 {
+			r.Failures = append(r.Failures, fmt.Sprintf("%d requests failed even after retrying definite failures once (%d client-visible errors in all; first that counts: %s)", n, len(r.Errors), describeError(first)))
+		}
 	}
 	if opts.MaxWriteGap > 0 && r.Stats.LongestWriteGap > opts.MaxWriteGap {
 		r.Failures = append(r.Failures, fmt.Sprintf("longest write gap %s exceeds the budget %s", r.Stats.LongestWriteGap.Round(time.Millisecond), opts.MaxWriteGap))
 	}
+	// Last, so Incomplete can tell whether anything else failed.
+	if r.Unverified = Unverified(h); len(r.Unverified) > 0 {
+		r.Incomplete = len(r.Failures) == 0
+		r.Failures = append(r.Failures, fmt.Sprintf("could not verify keys %s: each had an acknowledged write but no final read of it succeeded, so a lost write cannot be ruled out", strings.Join(r.Unverified, ", ")))
+	}
 	return r
 }
 
-// CheckLinearizable runs porcupine with the KV model.
-func CheckLinearizable(h history.History, timeout time.Duration) (Linearizability, porcupine.LinearizationInfo) {
-	res, info := porcupine.CheckOperationsVerbose(model.KV, model.Operations(h), timeout)
-	switch res {
-	case porcupine.Ok:
-		return Linearizable, info
-	case porcupine.Illegal:
-		return NotLinearizable, info
-	default:
-		return Undecided, info
+func describeError(op history.Operation) string {
+	retry := ""
+	if op.Retry {
+		retry = " (retry)"
 	}
+	return fmt.Sprintf("client %d %s(%s)%s: %s [%s]", op.Client, op.Kind, op.Key, retry, op.Error, op.Class())
 }
 
-func hasFinalReads(h history.History) bool {
+// failuresAfterRetry counts the failed requests (final reads aside) that an
+// application retrying a definite failure once would have seen: all of
+// them except a definite failure the client retried, whose retry is
+// counted instead. The traffic client retries right away, so the retry is
+// the same client's next operation.
+func failuresAfterRetry(h history.History) (int, history.Operation) {
+	retried := map[int]bool{} // index of a definite failure that was retried
+	prev := map[int]int{}     // client -> index of its previous operation
+	for i, op := range h.Operations {
+		if op.Final {
+			continue
+		}
+		if j, ok := prev[op.Client]; ok && op.Retry {
+			if p := h.Operations[j]; p.Class() == history.Definite && !p.Retry {
+				retried[j] = true
+			}
+		}
+		prev[op.Client] = i
+	}
+	n, first := 0, history.Operation{}
+	for i, op := range h.Operations {
+		if op.Final || op.Succeeded() || retried[i] {
+			continue
+		}
+		if n == 0 {
+			first = op
+		}
+		n++
+	}
+	return n, first
+}
+
+// Unverified returns, sorted, the keys with an acknowledged put but no
+// successful final read. Lost writes are looked for in the final reads, so
+// on these keys they cannot be ruled out.
+func Unverified(h history.History) []string {
+	written, read := map[string]bool{}, map[string]bool{}
 	for _, op := range h.Operations {
-		if op.Final && op.Succeeded() {
-			return true
+		switch {
+		case op.Kind == history.Put && op.Succeeded():
+			written[op.Key] = true
+		case op.Kind == history.Get && op.Final && op.Succeeded():
+			read[op.Key] = true
 		}
 	}
-	return false
+	var keys []string
+	for k := range written {
+		if !read[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // LostWrites compares each key's final read with the acknowledged puts.
@@ -196,6 +305,15 @@ func ComputeStats(h history.History) Stats {
 			start = op.Call
 		}
 		end = max(end, op.Call)
+		switch op.Class() {
+		case history.Definite:
+			s.DefiniteFailures++
+		case history.Indeterminate:
+			s.IndeterminateFailures++
+		}
+		if op.Retry {
+			s.Retries++
+		}
 		switch op.Kind {
 		case history.Put:
 			s.Puts++
@@ -216,6 +334,7 @@ func ComputeStats(h history.History) Stats {
 			}
 		}
 	}
+	s.FailuresAfterRetry, _ = failuresAfterRetry(h)
 	if start < 0 {
 		return s
 	}

@@ -33,8 +33,20 @@ PAUSE_VERSION=3.10.1
 # etcd used by kubeadm inside the node and by envtest's control plane.
 ETCD_CONTROL_PLANE_VERSION=v3.6.5
 
-# etcd releases built as workload images (upgrade chains need three minors).
-ETCD_WORKLOAD_VERSIONS="v3.4.25 v3.5.21 v3.6.5"
+# etcd releases built as workload images: the newest patch of each minor whose
+# server, etcdctl and etcdutl modules the proxy serves (3.5.22+ has no etcdutl
+# there), plus v3.5.6, the last release whose upstream image had a shell.
+ETCD_WORKLOAD_VERSIONS="v3.4.25 v3.5.6 v3.5.21 v3.6.16 v3.7.3"
+# Where each release's upstream image recipe is read: MODULE@VERSION FILE.
+# The images are built from that Dockerfile with only its FROM line pointing at
+# a local base of the same shape (scripts/build-workload-images.sh). Where the
+# release's own root module is not served, the nearest served patch of the same
+# minor stands in; their Dockerfiles differ only in the base image's digest.
+ETCD_DOCKERFILE_v3_4_25="go.etcd.io/etcd@v0.5.0-alpha.5.0.20230414071934-94593e63d45c Dockerfile-release"
+ETCD_DOCKERFILE_v3_5_6="go.etcd.io/etcd/v3@v3.5.6 Dockerfile-release.amd64"
+ETCD_DOCKERFILE_v3_5_21="go.etcd.io/etcd/v3@v3.5.21 Dockerfile-release.amd64"
+ETCD_DOCKERFILE_v3_6_16="go.etcd.io/etcd/v3@v3.6.14 Dockerfile"
+ETCD_DOCKERFILE_v3_7_3="go.etcd.io/etcd/v3@v3.7.1 Dockerfile"
 # etcd 3.4 was released from module go.etcd.io/etcd, whose go.mod lacks /v3:
 # the proxy serves its release commits only as pseudo-versions. This one is the
 # v3.4.25 release commit (its version/version.go says 3.4.25).

@@ -72,8 +72,10 @@ func benchCmd(ctx context.Context, args []string) int {
 	return runner.ExitPass
 }
 
-// runBench runs every profile once per round. A run whose checks fail still
-// measured what it could; a run that could not start stops the benchmark.
+// runBench runs every profile once per round. A run whose checks fail or
+// are incomplete (a capability the profile does not claim) still measured
+// what it could; a run that could not set up the operator, or wrote no
+// report, stops the benchmark.
 func runBench(ctx context.Context, f *runFlags, names, paths []string, runs int, reportDir string) int {
 	self, err := os.Executable()
 	if err != nil {
@@ -90,15 +92,35 @@ func runBench(ctx context.Context, f *runFlags, names, paths []string, runs int,
 			fmt.Printf("== bench round %d/%d: %s\n", i, runs, n)
 			cmd := exec.CommandContext(ctx, self, f.childRunArgs(paths[j], dir, benchChecks)...)
 			cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-			err := cmd.Run()
-			var exit *exec.ExitError
-			if err != nil && (!errors.As(err, &exit) || exit.ExitCode() != runner.ExitFail) {
+			if err := benchRunUsable(ctx, exitCode(cmd.Run()), filepath.Join(dir, "report.json")); err != nil {
 				fmt.Fprintf(os.Stderr, "etcdproof bench: %s could not run (%v); see %s\n", n, err, dir)
 				return runner.ExitCouldNot
 			}
 		}
 	}
 	return runner.ExitPass
+}
+
+// benchRunUsable says why a child run measured nothing usable: it was
+// interrupted, exited neither 0, 1 nor 2, left no report, or could not set
+// up the operator. PASS, FAIL and INCOMPLETE runs all carry timings.
+func benchRunUsable(ctx context.Context, code int, reportPath string) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	switch code {
+	case runner.ExitPass, runner.ExitFail, runner.ExitCouldNot:
+	default:
+		return fmt.Errorf("exit code %d", code)
+	}
+	rep, err := report.ReadJSON(reportPath)
+	if err != nil {
+		return fmt.Errorf("exit code %d, no report: %w", code, err)
+	}
+	if rep.SetupFailure != "" {
+		return fmt.Errorf("setup failed: %s", rep.SetupFailure)
+	}
+	return nil
 }
 
 // resolveProfiles turns names or files into paths, reporting every bad one.

@@ -29,7 +29,9 @@ commands:
   bench      run the timing checks repeatedly per profile; medians and ratios
 
 "etcdproof <command> -h" lists a command's flags.
-exit codes: 0 pass, 1 fail, 2 could not run (bad flags, profile, cluster)
+exit codes: 0 pass (every required check passed), 1 fail (a check failed),
+2 incomplete or could not run (a check could not observe what it judges, a
+required check did not run, bad flags, profile or cluster)
 `
 
 func main() {

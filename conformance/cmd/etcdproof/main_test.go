@@ -21,7 +21,9 @@ func TestParseRunRejectsBadFlagsWithClearErrors(t *testing.T) {
 		{args: []string{"--profile", "reference", "--profiles-dir", repoConformance + "/profiles", "--config", "missing.yaml"}, want: []string{"--config: missing.yaml does not exist"}},
 		{args: []string{"--profile", repoConformance + "/profiles/reference.yaml", "--config", repoConformance + "/config/suite.yaml", "--label-filter", "create && (scale"}, want: []string{"--label-filter"}},
 		{args: []string{"--profile", repoConformance + "/profiles/reference.yaml", "--config", repoConformance + "/config/suite.yaml", "--label-filter", "create || speed"}, want: []string{`unknown label "speed"`, "create, scale, replace, upgrade, rbac, cleanup"}},
-		{args: []string{"--profile", repoConformance + "/profiles/reference.yaml", "--config", repoConformance + "/config/suite.yaml", "--timeout", "-1s", "--audit-log", "/does/not/exist"}, want: []string{"--timeout must be positive", "--audit-log: /does/not/exist does not exist"}},
+		{args: []string{"--profile", repoConformance + "/profiles/reference.yaml", "--config", repoConformance + "/config/suite.yaml", "--timeout", "-1s"}, want: []string{"--timeout must be positive"}},
+		{args: []string{"--profile", repoConformance + "/profiles/reference.yaml", "--config", repoConformance + "/config/suite.yaml", "--require", "create,speed"}, want: []string{`--require "create,speed": unknown check "speed"`}},
+		{args: []string{"--profile", repoConformance + "/profiles/reference.yaml", "--config", repoConformance + "/config/suite.yaml", "--require", ""}, want: []string{"names no check"}},
 		{args: []string{"--profile", repoConformance + "/profiles/reference.yaml", "--config", repoConformance + "/config/suite.yaml", "extra"}, want: []string{`unexpected arguments: ["extra"]`}},
 		{args: []string{"--no-such-flag"}, want: []string{"flag provided but not defined"}},
 	}
@@ -50,8 +52,29 @@ func TestParseRunAcceptsGoodFlags(t *testing.T) {
 	if _, err := parseRun([]string{"--profile", "coreos-v0.9.4", "--profiles-dir", repoConformance + "/profiles", "--config", repoConformance + "/config/suite.yaml"}, io.Discard); err != nil {
 		t.Errorf("profile name with dots: %v", err)
 	}
-	if o.ProfilePath != filepath.Join(repoConformance, "profiles", "reference.yaml") || !filepath.IsAbs(o.Framework.ReportDir) {
+	if o.ProfilePath != filepath.Join(repoConformance, "profiles", "reference.yaml") || !filepath.IsAbs(o.Framework.ReportDir) || o.Require != nil {
 		t.Errorf("options = %+v", o)
+	}
+}
+
+// An unreadable audit log is the rbac check's business (INCOMPLETE, with
+// the path and the error), not a flag error; the run warns up front.
+func TestParseRunLeavesAnUnreadableAuditLogToTheRBACCheck(t *testing.T) {
+	var stderr strings.Builder
+	base := []string{"--profile", repoConformance + "/profiles/reference.yaml", "--config", repoConformance + "/config/suite.yaml"}
+	o, err := parseRun(append(base, "--audit-log", "/does/not/exist", "--require", "create,rbac"), &stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Framework.AuditLog != "/does/not/exist" || strings.Join(o.Require, ",") != "create,rbac" {
+		t.Errorf("options = %+v", o)
+	}
+	if !strings.Contains(stderr.String(), "/does/not/exist") || !strings.Contains(stderr.String(), "the rbac check will be INCOMPLETE") {
+		t.Errorf("no warning: %q", stderr.String())
+	}
+	stderr.Reset()
+	if _, err := parseRun(append(base, "--label-filter", "create"), &stderr); err != nil || stderr.Len() > 0 {
+		t.Errorf("rbac not selected: err %v, warning %q", err, stderr.String())
 	}
 }
 
@@ -68,7 +91,7 @@ func TestParseTrafficNamesBadFlags(t *testing.T) {
 }
 
 func TestValidateCommandExitCodes(t *testing.T) {
-	for file, want := range map[string]int{"linearizable.jsonl": 0, "stale-read.jsonl": 1, "lost-write.jsonl": 1} {
+	for file, want := range map[string]int{"linearizable.jsonl": 0, "stale-read.jsonl": 1, "lost-write.jsonl": 1, "final-read-failed.jsonl": 2} {
 		stdout := os.Stdout
 		os.Stdout, _ = os.Open(os.DevNull)
 		got := validateCmd([]string{"--history", filepath.Join(repoConformance, "validate", "testdata", file)})

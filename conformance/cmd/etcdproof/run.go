@@ -25,7 +25,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.o.Framework.Kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig file (default $KUBECONFIG, then ~/.kube/config)")
 	fs.StringVar(&f.o.Framework.Context, "context", "", "kubeconfig context (default: current)")
 	fs.StringVar(&f.o.Framework.Kubectl, "kubectl", "kubectl", "kubectl binary for install steps")
-	fs.StringVar(&f.o.Framework.AuditLog, "audit-log", "", "API-server audit log readable from here (needed by the rbac check)")
+	fs.StringVar(&f.o.Framework.AuditLog, "audit-log", "", "API-server audit log readable from here; without a readable one the rbac check is INCOMPLETE")
 	fs.StringVar(&f.o.Framework.TrafficImage, "traffic-image", "etcdproof/etcdproof:dev", "image with this binary, present on the nodes, for in-cluster traffic")
 	fs.BoolVar(&f.o.Framework.SkipCleanup, "skip-cleanup", false, "leave clusters, namespaces and the operator in place")
 	fs.StringVar(&f.profile, "profile", "", "operator profile: a file, or a name in --profiles-dir (required)")
@@ -63,15 +63,15 @@ func (f *runFlags) resolve() error {
 	if f.o.Timeout <= 0 {
 		errs = append(errs, fmt.Errorf("--timeout must be positive, got %s", f.o.Timeout))
 	}
-	if f.o.Framework.AuditLog != "" && !fileExists(f.o.Framework.AuditLog) {
-		errs = append(errs, fmt.Errorf("--audit-log: %s does not exist", f.o.Framework.AuditLog))
-	}
+	// An unreadable --audit-log is not an error here: the rbac check then
+	// reports INCOMPLETE with the path and the error, and the run exits 2.
 	return errors.Join(errs...)
 }
 
 // childRunArgs are the arguments of an `etcdproof run` child process with
 // this command's cluster flags. Ginkgo runs one suite per process, so
 // commands that need several runs start one process per run.
+// The child's required checks are the default: those the filter selects.
 func (f *runFlags) childRunArgs(profilePath, reportDir, labelFilter string) []string {
 	args := []string{"run", "--profile", profilePath, "--report-dir", reportDir, "--label-filter", labelFilter,
 		"--config", f.o.ConfigPath, "--kubectl", f.o.Framework.Kubectl, "--traffic-image", f.o.Framework.TrafficImage, "--timeout", f.o.Timeout.String()}
@@ -109,13 +109,19 @@ func parseRun(args []string, stderr io.Writer) (runner.Options, error) {
 	f.register(fs)
 	fs.StringVar(&f.o.Framework.ReportDir, "report-dir", "_report", "where report.json, report.md, junit.xml and artifacts go")
 	fs.StringVar(&f.o.LabelFilter, "label-filter", "", "Ginkgo label filter over the checks: create, scale, replace, upgrade, rbac, cleanup")
+	var requireErr error
+	fs.Func("require", "comma-separated checks that must pass for exit 0 (default: every check the --label-filter selects, all six without one);\n"+
+		"a required check that is not claimed by the profile, not selected, skipped or INCOMPLETE makes the run INCOMPLETE (exit 2)", func(v string) error {
+		f.o.Require, requireErr = runner.ParseRequire(v)
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return runner.Options{}, err
 	}
 	if fs.NArg() > 0 {
 		return runner.Options{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
-	errs := []error{f.resolve(), runner.ValidateLabelFilter(f.o.LabelFilter)}
+	errs := []error{f.resolve(), runner.ValidateLabelFilter(f.o.LabelFilter), requireErr}
 	if f.o.Framework.ReportDir == "" {
 		errs = append(errs, errors.New("--report-dir must not be empty"))
 	}
@@ -127,7 +133,27 @@ func parseRun(args []string, stderr io.Writer) (runner.Options, error) {
 		return runner.Options{}, err
 	}
 	f.o.Framework.ReportDir = abs
+	if w := auditLogWarning(f.o); w != "" {
+		fmt.Fprintf(stderr, "etcdproof run: warning: %s\n", w)
+	}
 	return f.o, nil
+}
+
+// auditLogWarning says up front when the rbac check will be INCOMPLETE for
+// want of a readable audit log; the check itself records why.
+func auditLogWarning(o runner.Options) string {
+	if !runner.Selected(o.LabelFilter, "rbac") {
+		return ""
+	}
+	if o.Framework.AuditLog == "" {
+		return "no --audit-log: the rbac check will be INCOMPLETE"
+	}
+	fh, err := os.Open(o.Framework.AuditLog)
+	if err != nil {
+		return fmt.Sprintf("--audit-log: %v: the rbac check will be INCOMPLETE", err)
+	}
+	_ = fh.Close()
+	return ""
 }
 
 func runCmd(ctx context.Context, args []string) int {

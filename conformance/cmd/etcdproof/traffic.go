@@ -20,12 +20,13 @@ func parseTraffic(args []string) (traffic.Config, string, error) {
 	var endpoints, listen string
 	fs.StringVar(&endpoints, "endpoints", "", "comma-separated etcd client URLs (required)")
 	fs.StringVar(&listen, "listen", ":8080", "address of the control API (GET /status, POST /stop)")
-	fs.IntVar(&cfg.Clients, "clients", 4, "concurrent clients, one request in flight each")
+	fs.IntVar(&cfg.Clients, "clients", 8, "concurrent clients, one request in flight each")
 	fs.IntVar(&cfg.Keys, "keys", 8, "shared keys")
-	fs.IntVar(&cfg.Rate, "rate", 60, "operations per second across all clients")
+	fs.IntVar(&cfg.Rate, "rate", 200, "operations per second across all clients")
 	fs.DurationVar(&cfg.RequestTimeout, "request-timeout", 5*time.Second, "per-request timeout (clientv3 retries inside it)")
 	fs.StringVar(&cfg.KeyPrefix, "key-prefix", "etcdproof/traffic/", "key prefix")
-	fs.IntVar(&cfg.FinalReadAttempts, "final-read-attempts", 10, "retries of each final read")
+	fs.DurationVar(&cfg.RetryBackoff, "retry-backoff", 100*time.Millisecond, "wait before the one retry of a request that failed definitely")
+	fs.DurationVar(&cfg.FinalReadBudget, "final-read-budget", 30*time.Second, "how long each key's final read is retried; a written key never read back cannot be verified")
 	if err := fs.Parse(args); err != nil {
 		return cfg, "", err
 	}

@@ -19,10 +19,20 @@ func validateCmd(args []string) int {
 	fs.StringVar(&file, "history", "", "history file (JSON lines) written by a run (required)")
 	fs.DurationVar(&opts.Timeout, "timeout", 2*time.Minute, "linearizability check limit; running out is a failure")
 	fs.DurationVar(&opts.MaxWriteGap, "max-write-gap", 0, "longest allowed time without a successful write (0: no limit)")
-	fs.BoolVar(&opts.AllowClientErrors, "allow-client-errors", false, "list failed requests without failing (histories of phases that kill members, like replace)")
+	var clientErrors string
+	fs.StringVar(&clientErrors, "client-errors", string(validate.NoClientErrors), "what failed requests do to the verdict: none (any fails), after-retry (only those a client retrying definite failures once would still see), allowed (listed only: phases that kill members, like replace)")
+	allow := fs.Bool("allow-client-errors", false, "same as --client-errors=allowed")
 	fs.StringVar(&opts.VisualizationPath, "visualization", "", "write porcupine's HTML here if the history is not linearizable")
 	if err := fs.Parse(args); err != nil {
 		return runner.ExitCouldNot
+	}
+	var err error
+	if opts.ClientErrors, err = validate.ParseClientErrors(clientErrors); err != nil {
+		fmt.Fprintf(os.Stderr, "etcdproof validate: --client-errors: %v\n", err)
+		return runner.ExitCouldNot
+	}
+	if *allow {
+		opts.ClientErrors = validate.AllowClientErrors
 	}
 	if file == "" {
 		fmt.Fprintln(os.Stderr, "etcdproof validate: --history is required")
@@ -40,7 +50,12 @@ func validateCmd(args []string) int {
 	res := validate.Validate(h, opts)
 	out, _ := json.MarshalIndent(res, "", "  ")
 	fmt.Println(string(out))
-	if !res.Passed() {
+	switch {
+	case res.Passed():
+	case res.Incomplete:
+		// Nothing failed, but some written keys could not be read back.
+		return runner.ExitCouldNot
+	default:
 		return runner.ExitFail
 	}
 	return runner.ExitPass

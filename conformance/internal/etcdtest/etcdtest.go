@@ -37,7 +37,7 @@ func Start(t *testing.T) string {
 	return client.String()
 }
 
-func freeURL(t *testing.T) url.URL {
+func freeURL(t testing.TB) url.URL {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -1,0 +1,163 @@
+package runner
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/etcdproof/etcdproof/conformance/report"
+	"github.com/etcdproof/etcdproof/conformance/specs"
+)
+
+func it(label string, state types.SpecState, msg string, node types.NodeType) types.SpecReport {
+	return types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeLabels: []string{label}, State: state,
+		Failure: types.Failure{Message: msg, FailureNodeType: node}}
+}
+
+func passedIt(label string) types.SpecReport {
+	return it(label, types.SpecStatePassed, "", types.NodeTypeInvalid)
+}
+
+// The Ginkgo outcomes of a run; mark lets a test record what specs record.
+type outcome struct {
+	specs  []types.SpecReport
+	mark   func(*report.Recorder)
+	filter string
+	// require is --require (nil: default).
+	require     []string
+	setupFailed bool
+}
+
+func (o outcome) judge() *report.Report {
+	rec := report.NewRecorder()
+	if o.mark != nil {
+		o.mark(rec)
+	}
+	rep := &report.Report{}
+	judgeSpecs(rep, rec, types.Report{SpecReports: o.specs}, o.filter, RequiredChecks(o.filter, o.require), o.setupFailed)
+	return rep
+}
+
+func states(rep *report.Report) map[string]report.State {
+	out := map[string]report.State{}
+	for _, c := range rep.Checks {
+		out[c.Name] = c.State
+	}
+	return out
+}
+
+func allPassedBut(label string, sr types.SpecReport) []types.SpecReport {
+	var out []types.SpecReport
+	for _, l := range []string{"create", "scale", "replace", "upgrade", "rbac", "cleanup"} {
+		if l == label {
+			out = append(out, sr)
+		} else {
+			out = append(out, passedIt(l))
+		}
+	}
+	return out
+}
+
+// Each case reproduces a run the v1 model judged wrongly (mostly: PASS).
+func TestJudgeSpecsNeverPassesVacuously(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		o     outcome
+		check string
+		want  report.State
+		// reason is a substring of the check's reason.
+		reason  string
+		verdict report.Verdict
+		exit    int
+	}{
+		{name: "every check passed", o: outcome{specs: allPassedBut("", types.SpecReport{})},
+			check: "rbac", want: report.Passed, verdict: report.VerdictPass, exit: ExitPass},
+		{name: "rbac without an audit log (v1: skipped, PASS)",
+			o: outcome{specs: allPassedBut("rbac", it("rbac", types.SpecStateFailed, specs.IncompletePrefix+"no --audit-log given", types.NodeTypeIt)),
+				mark: func(r *report.Recorder) { r.Incomplete("rbac", "no --audit-log given") }},
+			check: "rbac", want: report.Incomplete, reason: "no --audit-log given", verdict: report.VerdictIncomplete, exit: ExitCouldNot},
+		{name: "a profile that claims no scaling (v1: skipped, PASS)",
+			o: outcome{specs: allPassedBut("scale", it("scale", types.SpecStateSkipped, "profile does not claim scaleUp", types.NodeTypeIt)),
+				mark: func(r *report.Recorder) { r.NotClaimed("scale", "profile does not claim scaleUp") }},
+			check: "scale", want: report.NotClaimed, reason: "scaleUp", verdict: report.VerdictIncomplete, exit: ExitCouldNot},
+		{name: "a check the suite never reached (v1: 'not selected by --label-filter')",
+			o:     outcome{specs: allPassedBut("cleanup", it("cleanup", types.SpecStateSkipped, "", types.NodeTypeInvalid))},
+			check: "cleanup", want: report.Incomplete, reason: "interrupted or reached --timeout", verdict: report.VerdictIncomplete, exit: ExitCouldNot},
+		{name: "--skip-cleanup", o: outcome{specs: allPassedBut("cleanup", it("cleanup", types.SpecStateSkipped, "--skip-cleanup leaves resources in place on purpose", types.NodeTypeIt))},
+			check: "cleanup", want: report.Skipped, reason: "--skip-cleanup", verdict: report.VerdictIncomplete, exit: ExitCouldNot},
+		{name: "--skip-cleanup --require create,rbac", o: outcome{require: []string{"create", "rbac"},
+			specs: allPassedBut("cleanup", it("cleanup", types.SpecStateSkipped, "--skip-cleanup leaves resources in place on purpose", types.NodeTypeIt))},
+			check: "cleanup", want: report.Skipped, verdict: report.VerdictPass, exit: ExitPass},
+		{name: "--label-filter create alone", o: outcome{filter: "create", specs: allPassedBut("rbac", it("rbac", types.SpecStateSkipped, "", types.NodeTypeInvalid))},
+			check: "rbac", want: report.NotSelected, reason: "not selected by --label-filter", verdict: report.VerdictPass, exit: ExitPass},
+		{name: "--label-filter create --require create,rbac", o: outcome{filter: "create", require: []string{"create", "rbac"}, specs: allPassedBut("rbac", it("rbac", types.SpecStateSkipped, "", types.NodeTypeInvalid))},
+			check: "rbac", want: report.NotSelected, verdict: report.VerdictIncomplete, exit: ExitCouldNot},
+		{name: "a real failure after Incomplete was recorded",
+			o: outcome{specs: allPassedBut("cleanup", it("cleanup", types.SpecStateFailed, "objects left behind", types.NodeTypeIt)),
+				mark: func(r *report.Recorder) { r.Incomplete("cleanup", "events not listed") }},
+			check: "cleanup", want: report.Failed, reason: "objects left behind", verdict: report.VerdictFail, exit: ExitFail},
+		{name: "Incomplete recorded but the spec went on and passed",
+			o:     outcome{specs: allPassedBut("", types.SpecReport{}), mark: func(r *report.Recorder) { r.Incomplete("rbac", "audit log rotated away") }},
+			check: "rbac", want: report.Incomplete, reason: "rotated away", verdict: report.VerdictIncomplete, exit: ExitCouldNot},
+		{name: "a failure is a failure", o: outcome{specs: allPassedBut("replace", it("replace", types.SpecStateFailed, "stale member", types.NodeTypeIt))},
+			check: "replace", want: report.Failed, reason: "stale member", verdict: report.VerdictFail, exit: ExitFail},
+		{name: "a timeout is a failure", o: outcome{specs: allPassedBut("upgrade", it("upgrade", types.SpecStateTimedout, "A spec timeout occurred", types.NodeTypeIt))},
+			check: "upgrade", want: report.Failed, verdict: report.VerdictFail, exit: ExitFail},
+		{name: "the operator never became ready (v1: create failed)", o: outcome{setupFailed: true, filter: "create||scale", specs: []types.SpecReport{
+			it("create", types.SpecStateFailed, "operator not ready", types.NodeTypeBeforeAll),
+			it("scale", types.SpecStateSkipped, "Spec skipped because a BeforeAll node failed", types.NodeTypeIt),
+			it("rbac", types.SpecStateSkipped, "", types.NodeTypeInvalid)}},
+			check: "scale", want: report.Incomplete, reason: "setup failed", verdict: report.VerdictIncomplete, exit: ExitCouldNot},
+	} {
+		rep := tc.o.judge()
+		c := rep.Checks[slices.IndexFunc(rep.Checks, func(c *report.Check) bool { return c.Name == tc.check })]
+		if c.State != tc.want || !strings.Contains(c.Reason(), tc.reason) {
+			t.Errorf("%s: %s is %s (%q), want %s (%q)", tc.name, tc.check, c.State, c.Reason(), tc.want, tc.reason)
+		}
+		if rep.Verdict != tc.verdict || ExitCode(rep.Verdict) != tc.exit {
+			t.Errorf("%s: verdict %q, exit %d; want %s, %d (states %v)", tc.name, rep.VerdictLine, ExitCode(rep.Verdict), tc.verdict, tc.exit, states(rep))
+		}
+	}
+}
+
+func TestSetupFailureIsNamedOnce(t *testing.T) {
+	rep := outcome{setupFailed: true, specs: []types.SpecReport{
+		it("create", types.SpecStateFailed, "operator not ready", types.NodeTypeBeforeAll),
+		it("scale", types.SpecStateSkipped, "Spec skipped because a BeforeAll node failed", types.NodeTypeIt),
+	}}.judge()
+	if rep.SetupFailure != "operator not ready" || rep.VerdictLine != "INCOMPLETE (0/6: setup failed: operator not ready)" {
+		t.Errorf("setup failure %q, verdict %q", rep.SetupFailure, rep.VerdictLine)
+	}
+}
+
+func TestRequiredChecks(t *testing.T) {
+	for _, tc := range []struct {
+		filter  string
+		require []string
+		want    string
+	}{
+		{"", nil, "create,scale,replace,upgrade,rbac,cleanup"},
+		{"create", nil, "create"},
+		{"create || (scale && !upgrade)", nil, "create,scale"},
+		{"!rbac", nil, "create,scale,replace,upgrade,cleanup"},
+		{"create", []string{"create", "rbac"}, "create,rbac"},
+		{"create && scale", nil, ""},
+	} {
+		if got := strings.Join(RequiredChecks(tc.filter, tc.require), ","); got != tc.want {
+			t.Errorf("filter %q, require %v: %q, want %q", tc.filter, tc.require, got, tc.want)
+		}
+	}
+}
+
+func TestParseRequire(t *testing.T) {
+	if got, err := ParseRequire(" create, rbac,create "); err != nil || strings.Join(got, ",") != "create,rbac" {
+		t.Errorf("got %v, %v", got, err)
+	}
+	for value, want := range map[string]string{"": "names no check", " , ": "names no check", "create,speed": `unknown check "speed"`} {
+		if _, err := ParseRequire(value); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want %q", value, err, want)
+		}
+	}
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Image is what a built image holds: its config and its files.
+type Image struct {
+	Cmd, Entrypoint []string
+	WorkingDir      string
+	User            string
+	Ports           []string
+	// Files maps an absolute path to its entry.
+	Files map[string]File
+}
+
+// File is one entry of the image's filesystem.
+type File struct {
+	Mode fs.FileMode
+	// Content is kept for small regular files under /etc.
+	Content string
+}
+
+// Shape is what the base image the upstream Dockerfile starts FROM implies.
+type Shape string
+
+const (
+	// Distroless is gcr.io/distroless/static: no shell, no package manager.
+	Distroless Shape = "distroless"
+	// Debian is a Debian image such as debian:bullseye: a shell and apt.
+	Debian Shape = "debian"
+)
+
+// ShapeOf tells the shape from the local base image's name.
+func ShapeOf(base string) (Shape, error) {
+	switch {
+	case strings.Contains(base, "distroless"):
+		return Distroless, nil
+	case strings.Contains(base, "debian"):
+		return Debian, nil
+	}
+	return "", fmt.Errorf("unknown base %q: want a distroless or debian image", base)
+}
+
+// shells are the paths through which a container could run a shell script.
+var shells = []string{"/bin/sh", "/bin/bash", "/bin/dash", "/bin/busybox", "/usr/bin/sh", "/usr/bin/bash"}
+
+// Check lists every way img differs from what the Dockerfile and the base's
+// shape say; empty means the image is faithful.
+func Check(want Expectation, shape Shape, img Image) []string {
+	var bad []string
+	add := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
+	if !slices.Equal(want.Cmd, img.Cmd) {
+		add("CMD is %q, the Dockerfile says %q", img.Cmd, want.Cmd)
+	}
+	if !slices.Equal(want.Entrypoint, img.Entrypoint) {
+		add("ENTRYPOINT is %q, the Dockerfile says %q", img.Entrypoint, want.Entrypoint)
+	}
+	if want.WorkingDir != "" && path.Clean(img.WorkingDir) != want.WorkingDir {
+		add("working directory is %q, the Dockerfile says %q", img.WorkingDir, want.WorkingDir)
+	}
+	if u := strings.TrimSpace(img.User); u != want.User && !(want.User == "" && (u == "0" || u == "root")) {
+		add("user is %q, the Dockerfile says %q", img.User, want.User)
+	}
+	if got, w := sorted(img.Ports), sorted(want.Ports); !slices.Equal(got, w) {
+		add("exposed ports are %v, the Dockerfile says %v", got, w)
+	}
+	for _, f := range want.Files {
+		e, ok := img.Files[f]
+		switch {
+		case !ok:
+			add("%s is missing", f)
+		case !e.Mode.IsRegular() || e.Mode.Perm()&0o111 == 0:
+			add("%s is not an executable file (%s)", f, e.Mode)
+		}
+	}
+	for _, d := range want.Dirs {
+		if e, ok := img.Files[d]; !ok || !e.Mode.IsDir() {
+			add("directory %s is missing", d)
+		}
+	}
+	for file, lines := range want.Appended {
+		for _, l := range lines {
+			if !strings.Contains(img.Files[file].Content, l) {
+				add("%s lacks the line %q", file, l)
+			}
+		}
+	}
+	for _, r := range want.Unverified {
+		add("RUN %q: its effect is not checked; teach imagecheck what it does", r)
+	}
+	switch shape {
+	case Distroless:
+		for _, s := range append(slices.Clone(shells), "/usr/bin/apt-get", "/usr/bin/dpkg") {
+			if _, ok := img.Files[s]; ok {
+				add("%s exists, but the upstream base has no shell or package manager", s)
+			}
+		}
+		if !strings.Contains(img.Files["/etc/passwd"].Content, "nonroot:x:65532:65532:") {
+			add("/etc/passwd lacks distroless' nonroot user (65532)")
+		}
+		for _, f := range []string{"/etc/ssl/certs/ca-certificates.crt", "/usr/share/zoneinfo/UTC", "/etc/nsswitch.conf", "/etc/os-release"} {
+			if _, ok := img.Files[f]; !ok {
+				add("%s is missing (distroless ships it)", f)
+			}
+		}
+		if e, ok := img.Files["/tmp"]; !ok || e.Mode&fs.ModeSticky == 0 || e.Mode.Perm() != 0o777 {
+			add("/tmp is not a world-writable sticky directory")
+		}
+	case Debian:
+		for _, f := range []string{"/bin/sh", "/bin/bash", "/usr/bin/apt-get", "/etc/os-release"} {
+			if _, ok := img.Files[f]; !ok {
+				add("%s is missing, but Debian images have it", f)
+			}
+		}
+	}
+	return bad
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	sort.Strings(s)
+	return s
+}
