@@ -23,6 +23,7 @@ import (
 
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
 	"github.com/etcdproof/etcdproof/operator/internal/controller"
+	"github.com/etcdproof/etcdproof/operator/internal/desired"
 	"github.com/etcdproof/etcdproof/operator/internal/etcdadmin"
 	"github.com/etcdproof/etcdproof/operator/internal/kubecompat"
 	"github.com/etcdproof/etcdproof/operator/internal/plan"
@@ -36,6 +37,7 @@ type options struct {
 	leaderElect             bool
 	leaderElectionNamespace string
 	unsafe                  plan.Options
+	unsafeMembers           desired.Unsafe
 }
 
 func parseFlags(args []string) (options, *zap.Options, error) {
@@ -54,6 +56,10 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): replace a dead member's pod but leave the dead member in etcd's membership.")
 	fs.BoolVar(&o.unsafe.UpgradeAllAtOnce, "unsafe-upgrade-all-at-once", false,
 		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): restart every member at once on upgrade, with no health gate.")
+	fs.BoolVar(&o.unsafeMembers.LeavePVCOnDelete, "unsafe-leave-pvc-on-delete", false,
+		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): create one member claim of each cluster without an owner reference, so it is left behind when the cluster is deleted (clusters with spec.pod.persistentVolumeClaimSpec only).")
+	fs.BoolVar(&o.unsafeMembers.ShellProbe, "unsafe-shell-probe", false,
+		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): give members the old readiness probe that execs /bin/sh, which etcd images without a shell (3.4.23+, 3.5.7+) never pass.")
 	zapOpts := &zap.Options{}
 	zapOpts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -137,14 +143,16 @@ func run(ctx context.Context, restCfg *rest.Config, gates *kubecompat.Gates, o o
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
-	if o.unsafe.SkipDeadMemberRemoval || o.unsafe.UpgradeAllAtOnce {
+	if o.unsafe != (plan.Options{}) || o.unsafeMembers != (desired.Unsafe{}) {
 		log.Info("UNSAFE test-only behaviour is on; never run this in production",
-			"skipDeadMemberRemoval", o.unsafe.SkipDeadMemberRemoval, "upgradeAllAtOnce", o.unsafe.UpgradeAllAtOnce)
+			"skipDeadMemberRemoval", o.unsafe.SkipDeadMemberRemoval, "upgradeAllAtOnce", o.unsafe.UpgradeAllAtOnce,
+			"leavePVCOnDelete", o.unsafeMembers.LeavePVCOnDelete, "shellProbe", o.unsafeMembers.ShellProbe)
 	}
 	r := &controller.Reconciler{
 		Client:  mgr.GetClient(),
 		Dial:    etcdadmin.Dial,
 		Options: o.unsafe,
+		Unsafe:  o.unsafeMembers,
 	}
 	// Events use events.k8s.io/v1 (Kubernetes 1.19+). Older API servers get
 	// none rather than a core-Events grant every newer cluster would not use.

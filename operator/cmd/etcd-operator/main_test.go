@@ -3,6 +3,9 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/etcdproof/etcdproof/operator/internal/desired"
+	"github.com/etcdproof/etcdproof/operator/internal/plan"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -19,8 +22,8 @@ func TestParseFlags(t *testing.T) {
 			if o.namespace != "ops" || o.leaderElectionNamespace != "ops" || o.clusterWide {
 				t.Errorf("options %+v", o)
 			}
-			if o.unsafe.SkipDeadMemberRemoval || o.unsafe.UpgradeAllAtOnce {
-				t.Errorf("unsafe behaviour on by default: %+v", o.unsafe)
+			if o.unsafe != (plan.Options{}) || o.unsafeMembers != (desired.Unsafe{}) {
+				t.Errorf("unsafe behaviour on by default: %+v %+v", o.unsafe, o.unsafeMembers)
 			}
 		}},
 		{name: "cluster-wide needs no namespace", args: []string{"--cluster-wide"}, check: func(t *testing.T, o options) {
@@ -29,10 +32,14 @@ func TestParseFlags(t *testing.T) {
 			}
 		}},
 		{name: "leader election needs a namespace", args: []string{"--cluster-wide", "--leader-elect"}, wantErr: "--leader-election-namespace"},
-		{name: "unsafe flags", args: []string{"--namespace=a", "--unsafe-skip-dead-member-removal", "--unsafe-upgrade-all-at-once"},
+		{name: "unsafe flags", args: []string{"--namespace=a", "--unsafe-skip-dead-member-removal", "--unsafe-upgrade-all-at-once",
+			"--unsafe-leave-pvc-on-delete", "--unsafe-shell-probe"},
 			check: func(t *testing.T, o options) {
 				if !o.unsafe.SkipDeadMemberRemoval || !o.unsafe.UpgradeAllAtOnce {
 					t.Errorf("unsafe flags not parsed: %+v", o.unsafe)
+				}
+				if !o.unsafeMembers.LeavePVCOnDelete || !o.unsafeMembers.ShellProbe {
+					t.Errorf("unsafe member flags not parsed: %+v", o.unsafeMembers)
 				}
 			}},
 		{name: "unknown flag", args: []string{"--namespace=a", "--bogus"}, wantErr: "bogus"},

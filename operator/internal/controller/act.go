@@ -207,11 +207,15 @@ func initialCluster(c *etcdv1beta2.EtcdCluster, members []etcdadmin.Member) map[
 
 func (r *Reconciler) createMemberPod(ctx context.Context, c *etcdv1beta2.EtcdCluster, m desired.Member) error {
 	if pvc := desired.MemberPVC(c, m.Name); pvc != nil {
+		if r.Unsafe.LeavesClaim(m) {
+			// Unsafe on purpose: no owner, so deleting the cluster leaves it.
+			pvc.OwnerReferences = nil
+		}
 		if err := r.Client.Create(ctx, pvc); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating claim %s: %w", pvc.Name, err)
 		}
 	}
-	pod := desired.MemberPod(c, m)
+	pod := desired.MemberPod(c, m, r.Unsafe)
 	if err := r.Client.Create(ctx, pod); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return nil // the old pod is still terminating; the next pass retries

@@ -23,6 +23,8 @@ import (
 
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
 	"github.com/etcdproof/etcdproof/operator/internal/conditions"
+	"github.com/etcdproof/etcdproof/operator/internal/controller"
+	"github.com/etcdproof/etcdproof/operator/internal/desired"
 	"github.com/etcdproof/etcdproof/operator/internal/etcdadmin"
 	"github.com/etcdproof/etcdproof/operator/internal/plan"
 )
@@ -558,5 +560,51 @@ func TestUnsafeUpgradeAllAtOnceRestartsEveryMemberInOnePass(t *testing.T) {
 	}
 	if seen[conditions.EventLeaderMoved] {
 		t.Fatal("unsafe mode moved leadership; it is meant to restart everything with no care")
+	}
+}
+
+func TestUnsafeMemberObjects(t *testing.T) {
+	needAPIServer(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	startReconciler(t, cfg, ns, &controller.Reconciler{Unsafe: desired.Unsafe{LeavePVCOnDelete: true, ShellProbe: true}})
+	c := newCluster(ns, "unsafe-objects", 3, "3.6.16")
+	c.Spec.Pod = &etcdv1beta2.PodPolicy{PersistentVolumeClaimSpec: &corev1.PersistentVolumeClaimSpec{
+		AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+	}}
+	if err := k8s.Create(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "one claim of the three has no owner, so deleting the cluster leaves it", func() error {
+		var claims corev1.PersistentVolumeClaimList
+		if err := k8s.List(ctx, &claims, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		if len(claims.Items) != 3 {
+			return fmt.Errorf("%d claims", len(claims.Items))
+		}
+		ownerless := 0
+		for _, pvc := range claims.Items {
+			switch {
+			case len(pvc.OwnerReferences) == 0:
+				ownerless++
+			case ownedBy(&pvc, c) != nil:
+				return ownedBy(&pvc, c)
+			}
+		}
+		if ownerless != 1 {
+			return fmt.Errorf("%d claims without an owner, want 1", ownerless)
+		}
+		return nil
+	})
+	pods, err := memberPods(ctx, ns, c.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods {
+		if probe := p.Spec.Containers[0].ReadinessProbe; probe == nil || probe.Exec == nil || probe.Exec.Command[0] != "/bin/sh" {
+			t.Errorf("pod %s readiness probe %+v: want the old exec of /bin/sh", p.Name, probe)
+		}
 	}
 }

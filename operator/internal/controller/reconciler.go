@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
+	"github.com/etcdproof/etcdproof/operator/internal/desired"
 	"github.com/etcdproof/etcdproof/operator/internal/etcdadmin"
 	"github.com/etcdproof/etcdproof/operator/internal/metrics"
 	"github.com/etcdproof/etcdproof/operator/internal/plan"
@@ -49,8 +50,10 @@ type Reconciler struct {
 	Recorder recorder.EventRecorder
 	// Dial opens an etcd admin client; tests may point it elsewhere.
 	Dial etcdadmin.Dialer
-	// Options switch on the unsafe self-test behaviours.
+	// Options switch on the unsafe self-test behaviours of the plan, Unsafe
+	// those of the member objects.
 	Options plan.Options
+	Unsafe  desired.Unsafe
 	// Now and NameSuffix are injectable for tests.
 	Now        func() time.Time
 	NameSuffix func() string

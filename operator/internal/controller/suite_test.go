@@ -120,6 +120,13 @@ func startOperator(t *testing.T, namespace string, dial etcdadmin.Dialer) {
 // edits change the manager's options (leader election, say).
 func startOperatorAs(t *testing.T, restCfg *rest.Config, namespace string, dial etcdadmin.Dialer, opts plan.Options, edits ...func(*ctrl.Options)) {
 	t.Helper()
+	startReconciler(t, restCfg, namespace, &controller.Reconciler{Dial: dial, Options: opts}, edits...)
+}
+
+// startReconciler runs r in a manager until the test ends; r gets the
+// manager's client (and recorder), and etcdadmin.Dial when it has no Dial.
+func startReconciler(t *testing.T, restCfg *rest.Config, namespace string, r *controller.Reconciler, edits ...func(*ctrl.Options)) {
+	t.Helper()
 	mgrOpts := ctrl.Options{
 		Scheme:                 scheme,
 		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{namespace: {}}},
@@ -135,10 +142,10 @@ func startOperatorAs(t *testing.T, restCfg *rest.Config, namespace string, dial 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dial == nil {
-		dial = etcdadmin.Dial
+	r.Client = mgr.GetClient()
+	if r.Dial == nil {
+		r.Dial = etcdadmin.Dial
 	}
-	r := &controller.Reconciler{Client: mgr.GetClient(), Dial: dial, Options: opts}
 	// Like the operator binary: Events only where events.k8s.io/v1 is served.
 	if served(eventsv1.SchemeGroupVersion.String()) {
 		r.Recorder = mgr.GetEventRecorder("etcd-operator")

@@ -152,7 +152,7 @@ func TestMemberPod(t *testing.T) {
 			if tt.edit != nil {
 				tt.edit(c)
 			}
-			p := MemberPod(c, tt.member)
+			p := MemberPod(c, tt.member, Unsafe{})
 			if p.Name != tt.member.Name || p.Namespace != "ns1" || len(p.OwnerReferences) != 1 {
 				t.Fatalf("pod identity: %s/%s owners %v", p.Namespace, p.Name, p.OwnerReferences)
 			}

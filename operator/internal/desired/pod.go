@@ -87,6 +87,7 @@ func EtcdCommand(c *etcdv1beta2.EtcdCluster, m Member) []string {
 		"--data-dir=" + DataDir,
 		fmt.Sprintf("--listen-client-urls=http://0.0.0.0:%d", ClientPort),
 		fmt.Sprintf("--listen-peer-urls=http://0.0.0.0:%d", PeerPort),
+		fmt.Sprintf("--listen-metrics-urls=http://0.0.0.0:%d", MetricsPort),
 		"--advertise-client-urls=" + ClientURL(m.Name, c.Name, c.Namespace),
 		"--initial-advertise-peer-urls=" + PeerURL(m.Name, c.Name, c.Namespace),
 		"--initial-cluster=" + InitialClusterFlag(m.InitialCluster),
@@ -98,8 +99,9 @@ func EtcdCommand(c *etcdv1beta2.EtcdCluster, m Member) []string {
 	return cmd
 }
 
-// MemberPod is the pod of one member, named like the member.
-func MemberPod(c *etcdv1beta2.EtcdCluster, m Member) *corev1.Pod {
+// MemberPod is the pod of one member, named like the member. Its probes are
+// HTTP (see memberProbes) unless u.ShellProbe asks for the old exec probe.
+func MemberPod(c *etcdv1beta2.EtcdCluster, m Member, u Unsafe) *corev1.Pod {
 	policy := c.Spec.Pod
 	if policy == nil {
 		policy = &etcdv1beta2.PodPolicy{}
@@ -111,6 +113,10 @@ func MemberPod(c *etcdv1beta2.EtcdCluster, m Member) *corev1.Pod {
 	annotations := map[string]string{}
 	maps.Copy(annotations, policy.Annotations)
 	annotations[AnnotationVersion] = m.Version
+	startup, liveness, readiness := memberProbes(m.Version)
+	if u.ShellProbe {
+		readiness = shellReadinessProbe()
+	}
 
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -132,21 +138,15 @@ func MemberPod(c *etcdv1beta2.EtcdCluster, m Member) *corev1.Pod {
 				Ports: []corev1.ContainerPort{
 					{Name: "client", ContainerPort: ClientPort, Protocol: corev1.ProtocolTCP},
 					{Name: "peer", ContainerPort: PeerPort, Protocol: corev1.ProtocolTCP},
+					{Name: "metrics", ContainerPort: MetricsPort, Protocol: corev1.ProtocolTCP},
 				},
 				Env:             policy.EtcdEnv,
 				SecurityContext: containerSecurityContext(),
 				Resources:       policy.Resources,
 				VolumeMounts:    []corev1.VolumeMount{{Name: DataVolume, MountPath: "/var/etcd"}},
-				// endpoint status answers on learners too, unlike endpoint health.
-				ReadinessProbe: &corev1.Probe{
-					ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{
-						"/bin/sh", "-ec",
-						fmt.Sprintf("ETCDCTL_API=3 etcdctl --endpoints=http://127.0.0.1:%d --command-timeout=3s endpoint status", ClientPort),
-					}}},
-					PeriodSeconds:    2,
-					TimeoutSeconds:   5,
-					FailureThreshold: 3,
-				},
+				StartupProbe:    startup,
+				LivenessProbe:   liveness,
+				ReadinessProbe:  readiness,
 			}},
 			// etcd is PID 1 and handles SIGTERM; the plan stops members by
 			// deleting their pods, so etcd must get the time to finish.
