@@ -22,8 +22,42 @@ type Image struct {
 // File is one entry of the image's filesystem.
 type File struct {
 	Mode fs.FileMode
+	// Link is a symbolic link's target.
+	Link string
 	// Content is kept for small regular files under /etc.
 	Content string
+}
+
+// Lookup finds p as a process in the container would: following symbolic
+// links in every component (merged-/usr images have /bin -> usr/bin).
+func (img Image) Lookup(p string) (File, bool) {
+	resolved := "/"
+	rest := strings.Split(strings.Trim(path.Clean(p), "/"), "/")
+	for hops := 0; len(rest) > 0 && hops < 40; {
+		next := path.Join(resolved, rest[0])
+		rest = rest[1:]
+		f, ok := img.Files[next]
+		if !ok && len(rest) == 0 {
+			return File{}, false
+		}
+		// A directory a tar lists only through its files is a plain one.
+		if !ok || f.Mode&fs.ModeSymlink == 0 || f.Link == "" {
+			resolved = next
+			continue
+		}
+		hops++
+		target := f.Link
+		if !path.IsAbs(target) {
+			target = path.Join(resolved, target)
+		}
+		rest = append(strings.Split(strings.Trim(path.Clean(target), "/"), "/"), rest...)
+		resolved = "/"
+	}
+	if len(rest) > 0 {
+		return File{}, false
+	}
+	f, ok := img.Files[resolved]
+	return f, ok
 }
 
 // Shape is what the base image the upstream Dockerfile starts FROM implies.
@@ -71,7 +105,7 @@ func Check(want Expectation, shape Shape, img Image) []string {
 		add("exposed ports are %v, the Dockerfile says %v", got, w)
 	}
 	for _, f := range want.Files {
-		e, ok := img.Files[f]
+		e, ok := img.Lookup(f)
 		switch {
 		case !ok:
 			add("%s is missing", f)
@@ -80,13 +114,13 @@ func Check(want Expectation, shape Shape, img Image) []string {
 		}
 	}
 	for _, d := range want.Dirs {
-		if e, ok := img.Files[d]; !ok || !e.Mode.IsDir() {
+		if e, ok := img.Lookup(d); !ok || !e.Mode.IsDir() {
 			add("directory %s is missing", d)
 		}
 	}
 	for file, lines := range want.Appended {
 		for _, l := range lines {
-			if !strings.Contains(img.Files[file].Content, l) {
+			if f, _ := img.Lookup(file); !strings.Contains(f.Content, l) {
 				add("%s lacks the line %q", file, l)
 			}
 		}
@@ -97,24 +131,24 @@ func Check(want Expectation, shape Shape, img Image) []string {
 	switch shape {
 	case Distroless:
 		for _, s := range append(slices.Clone(shells), "/usr/bin/apt-get", "/usr/bin/dpkg") {
-			if _, ok := img.Files[s]; ok {
+			if _, ok := img.Lookup(s); ok {
 				add("%s exists, but the upstream base has no shell or package manager", s)
 			}
 		}
-		if !strings.Contains(img.Files["/etc/passwd"].Content, "nonroot:x:65532:65532:") {
+		if passwd, _ := img.Lookup("/etc/passwd"); !strings.Contains(passwd.Content, "nonroot:x:65532:65532:") {
 			add("/etc/passwd lacks distroless' nonroot user (65532)")
 		}
 		for _, f := range []string{"/etc/ssl/certs/ca-certificates.crt", "/usr/share/zoneinfo/UTC", "/etc/nsswitch.conf", "/etc/os-release"} {
-			if _, ok := img.Files[f]; !ok {
+			if _, ok := img.Lookup(f); !ok {
 				add("%s is missing (distroless ships it)", f)
 			}
 		}
-		if e, ok := img.Files["/tmp"]; !ok || e.Mode&fs.ModeSticky == 0 || e.Mode.Perm() != 0o777 {
+		if e, ok := img.Lookup("/tmp"); !ok || e.Mode&fs.ModeSticky == 0 || e.Mode.Perm() != 0o777 {
 			add("/tmp is not a world-writable sticky directory")
 		}
 	case Debian:
 		for _, f := range []string{"/bin/sh", "/bin/bash", "/usr/bin/apt-get", "/etc/os-release"} {
-			if _, ok := img.Files[f]; !ok {
+			if _, ok := img.Lookup(f); !ok {
 				add("%s is missing, but Debian images have it", f)
 			}
 		}

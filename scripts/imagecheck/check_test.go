@@ -136,3 +136,29 @@ func TestCheckDebianBase(t *testing.T) {
 		t.Fatalf("faithful Debian image refused: %q", bad)
 	}
 }
+
+// Merged-/usr images reach /bin/sh through /bin -> usr/bin; distroless must
+// not gain a shell that way either.
+func TestLookupFollowsSymlinks(t *testing.T) {
+	img := Image{Files: map[string]File{
+		"/":             {Mode: fs.ModeDir},
+		"/bin":          {Mode: fs.ModeSymlink, Link: "usr/bin"},
+		"/usr":          {Mode: fs.ModeDir},
+		"/usr/bin":      {Mode: fs.ModeDir},
+		"/usr/bin/dash": {Mode: 0o755},
+		"/usr/bin/sh":   {Mode: fs.ModeSymlink, Link: "dash"},
+		"/etc/loop":     {Mode: fs.ModeSymlink, Link: "/etc/loop"},
+	}}
+	if f, ok := img.Lookup("/bin/sh"); !ok || !f.Mode.IsRegular() {
+		t.Fatalf("/bin/sh through /bin -> usr/bin: %v %v", f, ok)
+	}
+	for _, p := range []string{"/bin/bash", "/etc/loop", "/usr/bin/dash/x"} {
+		if _, ok := img.Lookup(p); ok {
+			t.Errorf("%s found", p)
+		}
+	}
+	bad := Check(Expectation{}, Distroless, img)
+	if !slices.ContainsFunc(bad, func(s string) bool { return strings.Contains(s, "/bin/sh exists") }) {
+		t.Errorf("a shell behind a symlinked /bin went unnoticed: %q", bad)
+	}
+}

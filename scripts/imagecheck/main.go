@@ -124,7 +124,7 @@ func readFiles(r io.Reader) (map[string]File, error) {
 			return nil, err
 		}
 		p := path.Clean("/" + h.Name)
-		f := File{Mode: h.FileInfo().Mode()}
+		f := File{Mode: h.FileInfo().Mode(), Link: h.Linkname}
 		if h.Typeflag == tar.TypeReg && strings.HasPrefix(p, "/etc/") && h.Size < 64<<10 {
 			b, err := io.ReadAll(tr)
 			if err != nil {
