@@ -37,6 +37,9 @@ const (
 	PathReadyz = "/readyz"
 	// PathReadyzLearners is PathReadyz without the learner check.
 	PathReadyzLearners = "/readyz?exclude=non_learner"
+	// PathMetrics answers while the process serves HTTP; it checks nothing
+	// of etcd's. Only 3.4 members are probed on it (see HealthPathsFor).
+	PathMetrics = "/metrics"
 )
 
 // HealthPaths are the probe paths for one etcd release.
@@ -60,13 +63,21 @@ var healthPathsSince = []struct {
 	{version.MustParseGeneric("3.5.19"), HealthPaths{Alive: PathLivez, Ready: PathReadyzLearners}},
 	{version.MustParseGeneric("3.5.11"), HealthPaths{Alive: PathLivez, Ready: PathReadyz}},
 	{version.MustParseGeneric("3.5.3"), HealthPaths{Alive: PathHealthSerializable, Ready: PathHealth}},
+	{version.MustParseGeneric("3.5.0"), HealthPaths{Alive: PathHealth, Ready: PathHealth}},
 }
 
-// HealthPathsFor chooses the probe paths for an etcd release. 3.4 (whose
-// /health has no serializable mode) and 3.5.0-3.5.2 get /health for both:
-// their liveness probe then also needs a leader, which its failure
-// threshold allows for. An unparsable version gets the same, since every
-// release serves /health.
+// HealthPathsFor chooses the probe paths for an etcd release.
+//
+// 3.4's /health is a v2 quorum read (QGET) proposed through raft, so every
+// probe writes a v2 entry to the WAL. etcd 3.6 refuses to replay such
+// entries ("detected disallowed v2 WAL for stage --v2-deprecation=write-only")
+// and the first 3.6 member of a cluster upgraded from 3.4 through 3.5 would
+// crash until a snapshot had covered them (3.5 snapshots every 100,000
+// entries). So 3.4 members are probed on /metrics, which only says the
+// process serves: their membership steps rest on the operator's own status
+// calls, which checked every member's health before any change anyway.
+// 3.5.0-3.5.2 get /health (a v3 read there) for both probes; an unparsable
+// version too, since every release from 3.5 on serves it.
 func HealthPathsFor(etcdVersion string) HealthPaths {
 	v, err := version.ParseGeneric(etcdVersion)
 	if err == nil {
@@ -75,6 +86,7 @@ func HealthPathsFor(etcdVersion string) HealthPaths {
 				return s.paths
 			}
 		}
+		return HealthPaths{Alive: PathMetrics, Ready: PathMetrics}
 	}
 	return HealthPaths{Alive: PathHealth, Ready: PathHealth}
 }
