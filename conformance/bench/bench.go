@@ -38,10 +38,10 @@ var Metrics = []Metric{
 	{"scale 3→4", "s", Median, timing("scale", "scale-up")},
 	{"scale 4→3", "s", Median, timing("scale", "scale-down")},
 	{"MTTR after a member's pod is deleted", "s", Median, timing("replace", "mttr-leader", "mttr-non-leader")},
-	{"upgrade duration (one minor, 3 members)", "s", Median, timing("upgrade", "duration")},
-	{"longest write gap during upgrade", "s", Median, traffic("upgrade", "upgrade", func(t *report.Traffic) float64 { return float64(t.LongestWriteGap) / 1000 })},
-	{"p99 latency during upgrade", "ms", Median, traffic("upgrade", "upgrade", func(t *report.Traffic) float64 { return float64(t.LatencyP99) })},
-	{"failed client ops during upgrade", "ops", Total, traffic("upgrade", "upgrade", func(t *report.Traffic) float64 { return float64(t.FailedPuts + t.FailedGets) })},
+	{"upgrade duration per minor hop (3 members)", "s", Median, hops("upgrade")},
+	{"longest write gap during upgrade", "s", Median, traffic("upgrade", maxOf, func(t *report.Traffic) float64 { return float64(t.LongestWriteGap) / 1000 })},
+	{"p99 latency during upgrade (worst hop)", "ms", Median, traffic("upgrade", maxOf, func(t *report.Traffic) float64 { return float64(t.LatencyP99) })},
+	{"failed client ops during upgrade", "ops", Total, traffic("upgrade", sumOf, func(t *report.Traffic) float64 { return float64(t.FailedPuts + t.FailedGets) })},
 	{"operator peak RSS", "MiB", Median, func(r *report.Report) []float64 {
 		if r.Operator == nil || r.Operator.Samples == 0 {
 			return nil
@@ -67,14 +67,45 @@ func timing(check string, names ...string) func(*report.Report) []float64 {
 	}
 }
 
-func traffic(check, phase string, get func(*report.Traffic) float64) func(*report.Report) []float64 {
+// hops are the upgrade check's per-hop durations (timings "to-<version>").
+func hops(check string) func(*report.Report) []float64 {
 	return func(r *report.Report) []float64 {
+		var out []float64
 		for _, c := range r.Checks {
-			if t, ok := c.Traffic[phase]; ok && c.Name == check {
-				return []float64{get(t)}
+			if c.Name != check {
+				continue
+			}
+			for name, v := range c.Timings {
+				if strings.HasPrefix(name, "to-") && !strings.Contains(name, "/") {
+					out = append(out, float64(v)/1000)
+				}
 			}
 		}
-		return nil
+		return out
+	}
+}
+
+func maxOf(a, b float64) float64 { return max(a, b) }
+func sumOf(a, b float64) float64 { return a + b }
+
+// traffic folds one value over every traffic phase of a check (the upgrade
+// check has one per hop) into one sample per run.
+func traffic(check string, fold func(a, b float64) float64, get func(*report.Traffic) float64) func(*report.Report) []float64 {
+	return func(r *report.Report) []float64 {
+		var out []float64
+		for _, c := range r.Checks {
+			if c.Name != check {
+				continue
+			}
+			for _, t := range c.Traffic {
+				if len(out) == 0 {
+					out = []float64{get(t)}
+				} else {
+					out[0] = fold(out[0], get(t))
+				}
+			}
+		}
+		return out
 	}
 }
 

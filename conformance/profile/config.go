@@ -55,6 +55,23 @@ type TrafficConfig struct {
 	// an entry uses "default", or allowed if the suite kills members during
 	// it, or after-retry.
 	ClientErrors map[string]string `json:"clientErrors,omitempty"`
+	// UndrainedReleases are etcd minors ("3.4") whose members fail every
+	// request in flight when they stop gracefully, instead of finishing
+	// them as later releases do. Requests in flight on such a member when
+	// the operator restarts it fail whatever the operator does, so upgrade
+	// hops from them judge traffic like the suite's own kills (allowed).
+	UndrainedReleases []string `json:"undrainedReleases,omitempty"`
+}
+
+// Undrained reports whether members of etcdVersion ("3.4.25") fail the
+// requests in flight when they stop.
+func (t TrafficConfig) Undrained(etcdVersion string) bool {
+	for _, minor := range t.UndrainedReleases {
+		if etcdVersion == minor || strings.HasPrefix(etcdVersion, minor+".") {
+			return true
+		}
+	}
+	return false
 }
 
 // RetryBackoffDuration is the wait before retrying a definite failure.

@@ -20,6 +20,7 @@ import (
 	"github.com/onsi/ginkgo/v2/reporters"
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/etcdproof/etcdproof/conformance/framework"
 	"github.com/etcdproof/etcdproof/conformance/profile"
@@ -313,13 +314,7 @@ func environment(ctx context.Context, o Options, env *framework.Env) report.Envi
 			}
 		}
 	}
-	seen := map[string]bool{}
-	for _, v := range append([]string{env.Profile.Etcd.Initial}, env.Profile.UpgradeVersions()...) {
-		if !seen[v] {
-			seen[v] = true
-			e.Etcd = append(e.Etcd, v)
-		}
-	}
+	e.Etcd = etcdVersions(env.Profile)
 	return e
 }
 
@@ -332,4 +327,26 @@ func writeReports(dir string, rep *report.Report, gr types.Report) error {
 		errs = append(errs, reporters.GenerateJUnitReport(gr, filepath.Join(dir, "junit.xml")))
 	}
 	return errors.Join(errs...)
+}
+
+// etcdVersions are the releases a profile runs, oldest first.
+func etcdVersions(p *profile.Profile) []string {
+	var out []string
+	for _, v := range append([]string{p.Etcd.Initial}, p.UpgradeVersions()...) {
+		if v != "" && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b string) int {
+		va, err := version.ParseGeneric(a)
+		if err != nil {
+			return strings.Compare(a, b)
+		}
+		c, err := va.Compare(b)
+		if err != nil {
+			return strings.Compare(a, b)
+		}
+		return c
+	})
+	return out
 }

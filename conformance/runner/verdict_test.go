@@ -7,6 +7,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/etcdproof/etcdproof/conformance/profile"
 	"github.com/etcdproof/etcdproof/conformance/report"
 	"github.com/etcdproof/etcdproof/conformance/specs"
 )
@@ -159,5 +160,17 @@ func TestParseRequire(t *testing.T) {
 		if _, err := ParseRequire(value); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: error %v, want %q", value, err, want)
 		}
+	}
+}
+
+// The report's fingerprint lists the releases oldest first, whatever the
+// order of initial and the chain in the profile.
+func TestEtcdVersionsOldestFirst(t *testing.T) {
+	p := &profile.Profile{
+		Etcd:         profile.Etcd{Initial: "3.6.16", UpgradeTo: "3.7.3", UpgradeChain: []string{"3.4.25", "3.5.21", "3.6.16", "3.7.3"}},
+		Capabilities: profile.Capabilities{Upgrade: true, UpgradeChain: true},
+	}
+	if got, want := etcdVersions(p), []string{"3.4.25", "3.5.21", "3.6.16", "3.7.3"}; !slices.Equal(got, want) {
+		t.Fatalf("etcdVersions = %v, want %v", got, want)
 	}
 }
