@@ -57,14 +57,19 @@ lint: ## go vet, gofmt, shellcheck and actionlint.
 
 ##@ Operator
 
-GENERATED_PATHS := operator/api manifests/crd manifests/crd-v1beta1 manifests/rbac/role.yaml manifests/cluster-wide/cluster_role.yaml
+GENERATED_PATHS := operator/api manifests/crd manifests/crd-v1beta1 manifests/rbac/role.yaml manifests/cluster-wide/cluster_role.yaml \
+	operator/internal/crdinstall/crds
 
+# operator/internal/crdinstall/crds holds copies of the CRDs that the operator
+# embeds for --create-crd (go:embed cannot reach manifests/).
 .PHONY: manifests
-manifests: ## Regenerate the CRDs (v1 and the derived v1beta1) and the Roles from the API markers.
+manifests: ## Regenerate the CRDs (v1, the derived v1beta1, the operator's embedded copies) and the Roles from the API markers.
 	$(CONTROLLER_GEN) crd paths=./operator/api/... output:crd:artifacts:config=manifests/crd
 	$(CONTROLLER_GEN) rbac:roleName=etcd-operator paths=./operator/internal/controller/... output:rbac:artifacts:config=manifests/rbac
 	$(GO) run ./operator/hack/crd-v1beta1 < manifests/crd/etcd.database.coreos.com_etcdclusters.yaml > manifests/crd-v1beta1/etcd.database.coreos.com_etcdclusters.yaml
 	$(GO) run ./operator/hack/clusterrole < manifests/rbac/role.yaml > manifests/cluster-wide/cluster_role.yaml
+	cp manifests/crd/etcd.database.coreos.com_etcdclusters.yaml operator/internal/crdinstall/crds/v1.yaml
+	cp manifests/crd-v1beta1/etcd.database.coreos.com_etcdclusters.yaml operator/internal/crdinstall/crds/v1beta1.yaml
 
 .PHONY: generate
 generate: ## Regenerate deepcopy functions of the API types.

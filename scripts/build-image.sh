@@ -32,6 +32,7 @@ build() {
   cat >"$ctx/Dockerfile" <<DOCKERFILE
 FROM scratch
 COPY rootfs/ /
+ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 USER 65532:65532
 WORKDIR /home/nonroot
 ENTRYPOINT ["/usr/local/bin/$binary_name"]

@@ -35,6 +35,13 @@ func groupName(g string) string {
 	return g
 }
 
+// selfReviews are the group/resource of the requests system:basic-user allows.
+var selfReviews = map[string]bool{
+	"authorization.k8s.io/selfsubjectaccessreviews": true,
+	"authorization.k8s.io/selfsubjectrulesreviews":  true,
+	"authentication.k8s.io/selfsubjectreviews":      true,
+}
+
 // Username is how the API server names a ServiceAccount.
 func Username(namespace, serviceAccount string) string {
 	return "system:serviceaccount:" + namespace + ":" + serviceAccount
@@ -42,12 +49,15 @@ func Username(namespace, serviceAccount string) string {
 
 // DeriveUses reads the audit log at path (its rotated backups included,
 // see audit.Read) and returns the distinct requests made by user since a
-// time (zero: all), sorted. Non-resource requests are skipped.
+// time (zero: all), sorted. Non-resource requests are skipped, and so are
+// self reviews (a client asking what it may do): Kubernetes' default
+// policy allows them to every authenticated user (system:basic-user), and
+// they change nothing.
 func DeriveUses(path, user string, since time.Time) ([]Use, error) {
 	seen := map[Use]bool{}
 	_, err := audit.Read(path, since, func(ev *audit.Event) error {
 		ref := ev.ObjectRef
-		if ev.User.Username != user || ref == nil || ref.Resource == "" {
+		if ev.User.Username != user || ref == nil || ref.Resource == "" || selfReviews[ref.APIGroup+"/"+ref.Resource] {
 			return nil
 		}
 		res := ref.Resource

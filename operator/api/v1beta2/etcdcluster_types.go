@@ -148,6 +148,11 @@ type EtcdClusterStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 }
 
+// The scale subresource (spec.size, status.size) is what lets Kubernetes'
+// disruption controller count the members the cluster's PodDisruptionBudget
+// (maxUnavailable: 1) covers; it also makes `kubectl scale` work.
+// +kubebuilder:subresource:scale:specpath=.spec.size,statuspath=.status.size
+
 // EtcdCluster is an etcd cluster managed by the operator.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status

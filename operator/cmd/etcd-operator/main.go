@@ -6,17 +6,17 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
+	"time"
 
-	eventsv1 "k8s.io/api/events/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -38,20 +38,36 @@ type options struct {
 	leaderElectionNamespace string
 	unsafe                  plan.Options
 	unsafeMembers           desired.Unsafe
+	notRunningDeadline      time.Duration
+	createCRD               bool
+	podName                 string
+	coreos                  coreosFlags
+	// withoutEffect are coreos flags given that change nothing here.
+	withoutEffect []string
+	// dial reaches etcd (nil: etcdadmin.Dial); tests route it.
+	dial etcdadmin.Dialer
+	// skipNameValidation: tests start the operator more than once in one
+	// process, which controller-runtime refuses unless told.
+	skipNameValidation bool
 }
 
 func parseFlags(args []string) (options, *zap.Options, error) {
 	var o options
 	fs := flag.NewFlagSet("etcd-operator", flag.ContinueOnError)
-	fs.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"),
-		"Namespace whose EtcdClusters are managed (default: $POD_NAMESPACE, set from the downward API).")
+	fs.StringVar(&o.namespace, "namespace", firstEnv("POD_NAMESPACE", envCoreosNamespace),
+		"Namespace whose EtcdClusters are managed (default: $POD_NAMESPACE, else $MY_POD_NAMESPACE as coreos etcd-operator's Deployment sets it).")
 	fs.BoolVar(&o.clusterWide, "cluster-wide", false,
 		"Manage EtcdClusters in every namespace (needs the ClusterRole from manifests/cluster-wide).")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the /metrics endpoint (0 disables it).")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints.")
-	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader with a Lease so only one replica acts.")
+	fs.BoolVar(&o.leaderElect, "leader-elect", os.Getenv(envCoreosPodName) != "",
+		"Elect a leader with a Lease so only one replica acts; off, with a log line, where Leases are not allowed (default: true when $MY_POD_NAME is set, as in coreos etcd-operator's Deployment: coreos always elected).")
+	fs.BoolVar(&o.createCRD, "create-crd", true,
+		"Register the EtcdCluster CRD at start, or update it to this operator's (as coreos etcd-operator did); without a grant on CRDs it logs so and goes on.")
 	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "",
-		"Namespace of the leader-election Lease (default: $POD_NAMESPACE, else --namespace).")
+		"Namespace of the leader-election Lease (default: $POD_NAMESPACE, else $MY_POD_NAMESPACE, else --namespace).")
+	fs.DurationVar(&o.notRunningDeadline, "member-not-running-deadline", plan.DefaultNotRunningDeadline,
+		"How long a member pod may stay pending unscheduled, in ImagePullBackOff, ErrImagePull, CrashLoopBackOff or another container error, or terminating on a NotReady node, before its member counts as dead and is replaced (timed from the pod's status, so an operator restart keeps the clock).")
 	fs.BoolVar(&o.unsafe.SkipDeadMemberRemoval, "unsafe-skip-dead-member-removal", false,
 		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): replace a dead member's pod but leave the dead member in etcd's membership.")
 	fs.BoolVar(&o.unsafe.UpgradeAllAtOnce, "unsafe-upgrade-all-at-once", false,
@@ -60,16 +76,33 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): create one member claim of each cluster without an owner reference, so it is left behind when the cluster is deleted (clusters with spec.pod.persistentVolumeClaimSpec only).")
 	fs.BoolVar(&o.unsafeMembers.ShellProbe, "unsafe-shell-probe", false,
 		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): give members the old readiness probe that execs /bin/sh, which etcd images without a shell (3.4.23+, 3.5.7+) never pass.")
+	o.coreos.bind(fs)
 	zapOpts := &zap.Options{}
 	zapOpts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return o, nil, err
 	}
+	if o.coreos.printVersion {
+		return o, zapOpts, nil
+	}
+	o.withoutEffect = givenWithoutEffect(fs)
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if given["listen-addr"] {
+		if given["metrics-bind-address"] {
+			return o, nil, errors.New("--listen-addr and --metrics-bind-address set the same address: give one")
+		}
+		o.metricsAddr = o.coreos.listenAddr
+	}
+	o.podName = firstEnv("POD_NAME", envCoreosPodName)
+	if o.notRunningDeadline <= 0 {
+		return o, nil, errors.New("--member-not-running-deadline must be positive")
+	}
 	if !o.clusterWide && o.namespace == "" {
-		return o, nil, errors.New("--namespace is required (or set POD_NAMESPACE), unless --cluster-wide is given")
+		return o, nil, errors.New("--namespace is required (or set POD_NAMESPACE or MY_POD_NAMESPACE), unless --cluster-wide is given")
 	}
 	if o.leaderElectionNamespace == "" {
-		o.leaderElectionNamespace = os.Getenv("POD_NAMESPACE")
+		o.leaderElectionNamespace = firstEnv("POD_NAMESPACE", envCoreosNamespace)
 	}
 	if o.leaderElectionNamespace == "" {
 		o.leaderElectionNamespace = o.namespace
@@ -91,24 +124,15 @@ func main() {
 		fmt.Fprintln(os.Stderr, "etcd-operator:", err)
 		os.Exit(2)
 	}
+	if o.coreos.printVersion {
+		printVersion()
+		return
+	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(zapOpts)))
 	if err := run(ctrl.SetupSignalHandler(), ctrl.GetConfigOrDie(), gates, o); err != nil {
 		ctrl.Log.Error(err, "operator stopped")
 		os.Exit(1)
 	}
-}
-
-// eventsV1Served reports whether the API server serves events.k8s.io/v1.
-func eventsV1Served(cfg *rest.Config) (bool, error) {
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return false, err
-	}
-	_, err = dc.ServerResourcesForGroupVersion(eventsv1.SchemeGroupVersion.String())
-	if apierrors.IsNotFound(err) {
-		return false, nil
-	}
-	return err == nil, err
 }
 
 // run serves until ctx ends.
@@ -121,6 +145,22 @@ func run(ctx context.Context, restCfg *rest.Config, gates *kubecompat.Gates, o o
 	for _, a := range adaptations {
 		log.Info("adapting to an old API server: "+a, "kubernetes", server.GitVersion)
 	}
+	if len(o.withoutEffect) > 0 {
+		log.Info("flags of coreos etcd-operator v0.9.4 accepted, with no effect here", "flags", o.withoutEffect)
+	}
+	access, err := kubecompat.NewAccess(restCfg)
+	if err != nil {
+		return err
+	}
+	g, err := fitGrant(ctx, access, o, log)
+	if err != nil {
+		return err
+	}
+	if o.createCRD {
+		if err := installCRD(ctx, restCfg, access, g, log); err != nil {
+			return err
+		}
+	}
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(etcdv1beta2.AddToScheme(scheme))
@@ -130,15 +170,20 @@ func run(ctx context.Context, restCfg *rest.Config, gates *kubecompat.Gates, o o
 		cacheOpts.DefaultNamespaces = map[string]cache.Config{o.namespace: {}}
 	}
 	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
-		Scheme:                  scheme,
-		Cache:                   cacheOpts,
-		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
+		Scheme: scheme,
+		Cache:  cacheOpts,
+		Metrics: metricsserver.Options{
+			BindAddress: o.metricsAddr,
+			// /readyz there too, where coreos etcd-operator served it (--listen-addr).
+			ExtraHandlers: map[string]http.Handler{"/readyz": healthz.CheckHandler{Checker: healthz.Ping}},
+		},
 		HealthProbeBindAddress:  o.probeAddr,
-		LeaderElection:          o.leaderElect,
+		LeaderElection:          g.leaderElect,
 		LeaderElectionID:        "etcd-operator.etcd.database.coreos.com",
 		LeaderElectionNamespace: o.leaderElectionNamespace,
 		// Leadership is handed over at shutdown so a rollout does not wait for the lease to expire.
 		LeaderElectionReleaseOnCancel: true,
+		Controller:                    config.Controller{SkipNameValidation: &o.skipNameValidation},
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
@@ -153,16 +198,24 @@ func run(ctx context.Context, restCfg *rest.Config, gates *kubecompat.Gates, o o
 		Dial:    etcdadmin.Dial,
 		Options: o.unsafe,
 		Unsafe:  o.unsafeMembers,
+
+		NotRunningDeadline: o.notRunningDeadline,
+
+		WithoutDisruptionBudget: g.noDisruptionBudget,
+		StatusWithObject:        g.statusWithObject,
 	}
-	// Events use events.k8s.io/v1 (Kubernetes 1.19+). Older API servers get
-	// none rather than a core-Events grant every newer cluster would not use.
-	switch served, err := eventsV1Served(restCfg); {
-	case err != nil:
-		return fmt.Errorf("discovering the events API: %w", err)
-	case served:
+	if o.dial != nil {
+		r.Dial = o.dial
+	}
+	// Events use events.k8s.io/v1 (Kubernetes 1.19+) where allowed, else core/v1.
+	switch g.events {
+	case kubecompat.EventsV1:
 		r.Recorder = mgr.GetEventRecorder("etcd-operator")
+	case kubecompat.CoreEvents:
+		//nolint:staticcheck // core/v1 Events on purpose: events.k8s.io is not served or not allowed.
+		r.Recorder = kubecompat.CoreRecorder{Recorder: mgr.GetEventRecorderFor("etcd-operator")}
 	default:
-		log.Info("events.k8s.io/v1 is not served by this API server (Kubernetes older than 1.19): the operator records no Events; status conditions and logs still say what it does")
+		r.EventsOff = g.eventsWhy
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the controller: %w", err)
@@ -173,6 +226,6 @@ func run(ctx context.Context, restCfg *rest.Config, gates *kubecompat.Gates, o o
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return fmt.Errorf("adding the readiness check: %w", err)
 	}
-	log.Info("starting", "namespace", o.namespace, "clusterWide", o.clusterWide, "leaderElect", o.leaderElect)
+	log.Info("starting", "namespace", o.namespace, "clusterWide", o.clusterWide, "leaderElect", g.leaderElect, "pod", o.podName)
 	return mgr.Start(ctx)
 }

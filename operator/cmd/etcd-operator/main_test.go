@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,6 +11,8 @@ import (
 
 func TestParseFlags(t *testing.T) {
 	t.Setenv("POD_NAMESPACE", "")
+	t.Setenv(envCoreosNamespace, "")
+	t.Setenv(envCoreosPodName, "")
 	tests := []struct {
 		name    string
 		env     string
@@ -47,6 +50,72 @@ func TestParseFlags(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("POD_NAMESPACE", tt.env)
+			o, _, err := parseFlags(tt.args)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want one mentioning %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, o)
+		})
+	}
+}
+
+// TestParseCoreosCommandLine: coreos etcd-operator v0.9.4's Deployment, every
+// flag of its binary, and its environment work unchanged.
+func TestParseCoreosCommandLine(t *testing.T) {
+	allFlags := []string{"--listen-addr=:9090", "--chaos-level=1", "--gc-interval=5m", "--create-crd=false",
+		"-logtostderr", "-alsologtostderr", "-v=2", "-stderrthreshold=INFO", "-vmodule=x=1", "-log_backtrace_at=x.go:1", "-log_dir=/tmp"}
+	tests := []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		wantErr string
+		check   func(t *testing.T, o options)
+	}{
+		{name: "the book's Deployment", env: map[string]string{envCoreosNamespace: "ops", envCoreosPodName: "etcd-operator-1"},
+			args: []string{}, check: func(t *testing.T, o options) {
+				if o.namespace != "ops" || o.leaderElectionNamespace != "ops" || o.podName != "etcd-operator-1" {
+					t.Errorf("namespace %q, lease namespace %q, pod %q", o.namespace, o.leaderElectionNamespace, o.podName)
+				}
+				if !o.createCRD || !o.leaderElect || o.metricsAddr != ":8080" || len(o.withoutEffect) != 0 {
+					t.Errorf("createCRD %v, leaderElect %v, metrics %q, no effect %v", o.createCRD, o.leaderElect, o.metricsAddr, o.withoutEffect)
+				}
+			}},
+		{name: "ours wins over coreos' variables", env: map[string]string{"POD_NAMESPACE": "a", envCoreosNamespace: "b"},
+			check: func(t *testing.T, o options) {
+				if o.namespace != "a" || o.leaderElectionNamespace != "a" || o.leaderElect {
+					t.Errorf("namespace %q, lease namespace %q, leaderElect %v", o.namespace, o.leaderElectionNamespace, o.leaderElect)
+				}
+			}},
+		{name: "every coreos flag", env: map[string]string{envCoreosNamespace: "ops"}, args: append([]string{"-cluster-wide"}, allFlags...),
+			check: func(t *testing.T, o options) {
+				if !o.clusterWide || o.createCRD || o.metricsAddr != ":9090" {
+					t.Errorf("clusterWide %v, createCRD %v, metrics %q", o.clusterWide, o.createCRD, o.metricsAddr)
+				}
+				want := []string{"chaos-level=1", "gc-interval=5m0s", "logtostderr=true", "alsologtostderr=true", "v=2",
+					"stderrthreshold=INFO", "vmodule=x=1", "log_backtrace_at=x.go:1", "log_dir=/tmp"}
+				if !slices.Equal(slices.Sorted(slices.Values(o.withoutEffect)), slices.Sorted(slices.Values(want))) {
+					t.Errorf("flags without effect %v, want %v", o.withoutEffect, want)
+				}
+			}},
+		{name: "version needs no namespace", args: []string{"--version"}, check: func(t *testing.T, o options) {
+			if !o.coreos.printVersion {
+				t.Error("--version not seen")
+			}
+		}},
+		{name: "one metrics address", env: map[string]string{envCoreosNamespace: "ops"},
+			args: []string{"--listen-addr=:1", "--metrics-bind-address=:2"}, wantErr: "give one"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, k := range []string{"POD_NAMESPACE", "POD_NAME", envCoreosNamespace, envCoreosPodName} {
+				t.Setenv(k, tt.env[k])
+			}
 			o, _, err := parseFlags(tt.args)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -43,22 +42,21 @@ func get(url string) (int, string, error) {
 }
 
 // TestServesProbesAndMetrics runs the operator as main wires it, against a
-// real API server, and reads its probes and /metrics.
+// real API server with no CRD yet, and reads its probes and /metrics. The
+// operator registers the CRD itself (--create-crd): the v1 one, or the v1beta1
+// one on an API server that refuses it (1.16).
 func TestServesProbesAndMetrics(t *testing.T) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		t.Skip("KUBEBUILDER_ASSETS is not set; run `make test`")
 	}
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "..", "manifests", "crd")},
-		ErrorIfCRDPathMissing: true,
-	}
+	env := &envtest.Environment{}
 	restCfg, err := env.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Stop() })
 
-	o := options{namespace: "default", metricsAddr: freeAddr(t), probeAddr: freeAddr(t)}
+	o := options{namespace: "default", metricsAddr: freeAddr(t), probeAddr: freeAddr(t), createCRD: true, skipNameValidation: true}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	gates := kubecompat.Install()
@@ -82,13 +80,14 @@ func TestServesProbesAndMetrics(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "metrics", Namespace: "default"},
 		Spec:       etcdv1beta2.EtcdClusterSpec{Size: 1, Version: "3.5.21", Paused: true},
 	}
-	if err := k8s.Create(ctx, c); err != nil {
-		t.Fatal(err)
-	}
+	waitFor(t, "an EtcdCluster created once the operator registered the CRD", func() error {
+		return k8s.Create(ctx, c)
+	})
 
 	checks := []struct{ url, want string }{
 		{"http://" + o.probeAddr + "/healthz", "ok"},
 		{"http://" + o.probeAddr + "/readyz", "ok"},
+		{"http://" + o.metricsAddr + "/readyz", "ok"}, // where coreos served it (--listen-addr)
 		{"http://" + o.metricsAddr + "/metrics", `etcd_operator_cluster_members{cluster="metrics",namespace="default",state="ready"} 0`},
 		{"http://" + o.metricsAddr + "/metrics", `controller_runtime_reconcile_total{controller="etcdcluster"`},
 	}

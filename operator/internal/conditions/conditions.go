@@ -13,6 +13,9 @@ const (
 	// Upgrading is True while members move to a new version or image; False with
 	// a refusal reason when the requested version cannot be reached safely.
 	Upgrading = "Upgrading"
+	// Authorized is False while a write the operator needs is refused (its
+	// grant lacks a verb); set once a write has been refused.
+	Authorized = "Authorized"
 )
 
 // Condition reasons (CamelCase, as the API requires).
@@ -33,6 +36,8 @@ const (
 	ReasonVersionSkewRefused  = "VersionSkewRefused"
 	ReasonPaused              = "Paused"
 	ReasonAllMembersLost      = "AllMembersLost"
+	ReasonWriteForbidden      = "WriteForbidden"
+	ReasonWritesAuthorized    = "WritesAuthorized"
 )
 
 // Event reasons. The first four are the ones coreos etcd-operator emitted, kept
@@ -47,4 +52,7 @@ const (
 	EventMemberRestarted     = "Member Restarted"
 	EventUpgradeRefused      = "Upgrade Refused"
 	EventClusterFailed       = "Cluster Failed"
+	// EventMemberNotRunning (Warning) names a member taken out because its pod
+	// has not run for longer than the deadline, and says why.
+	EventMemberNotRunning = "Member Not Running"
 )

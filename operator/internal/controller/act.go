@@ -25,6 +25,9 @@ const membershipCallTimeout = 10 * time.Second
 func (r *Reconciler) act(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, a *plan.Action) error {
 	callCtx, cancel := context.WithTimeout(ctx, membershipCallTimeout)
 	defer cancel()
+	if a.NotRunning != "" {
+		r.event(c, corev1.EventTypeWarning, conditions.EventMemberNotRunning, "Remove", "Member %s counts as dead: %s", a.Member, a.NotRunning)
+	}
 	switch a.Kind {
 	case plan.Bootstrap:
 		return r.bootstrap(ctx, c, a)

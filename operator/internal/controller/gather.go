@@ -48,6 +48,9 @@ func (r *Reconciler) gather(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*o
 			UsesPVC:    desired.UsesPVC(c),
 			Phase:      c.Status.Phase,
 			PVCs:       map[string]bool{},
+			PolicyHash: desired.PodPolicyHash(c),
+
+			NotRunningDeadline: r.notRunningDeadline(),
 		},
 		pods: map[string]*corev1.Pod{},
 	}
@@ -63,8 +66,11 @@ func (r *Reconciler) gather(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*o
 			continue
 		}
 		obs.pods[p.Name] = p
-		obs.Pods = append(obs.Pods, podInfo(p))
-		if p.Status.PodIP != "" && p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodFailed {
+		info := podInfo(p)
+		obs.Pods = append(obs.Pods, info)
+		// A pod whose etcd does not run keeps its IP (CrashLoopBackOff,
+		// ImagePullBackOff): dialing it would only hold calls until they time out.
+		if p.Status.PodIP != "" && p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodFailed && info.NotRunning == "" {
 			endpoints = append(endpoints, fmt.Sprintf("http://%s:%d", p.Status.PodIP, desired.ClientPort))
 		}
 	}
@@ -126,6 +132,13 @@ func (r *Reconciler) readMembership(ctx context.Context, obs *observation, endpo
 	}
 }
 
+func (r *Reconciler) notRunningDeadline() time.Duration {
+	if r.NotRunningDeadline > 0 {
+		return r.NotRunningDeadline
+	}
+	return plan.DefaultNotRunningDeadline
+}
+
 func memberName(m etcdadmin.Member) string {
 	if m.Name != "" {
 		return m.Name
@@ -143,7 +156,9 @@ func podInfo(p *corev1.Pod) plan.Pod {
 		Failed:      p.Status.Phase == corev1.PodFailed,
 		Terminating: p.DeletionTimestamp != nil,
 		Created:     p.CreationTimestamp.Time,
+		PolicyHash:  p.Annotations[desired.AnnotationPodPolicy],
 	}
+	info.NotRunning, info.NotRunningSince = plan.NotRunning(p)
 	for _, ctr := range p.Spec.Containers {
 		if ctr.Name == desired.ContainerName {
 			info.Image = ctr.Image

@@ -112,10 +112,17 @@ func stopMember(e *embed.Etcd) {
 // the cluster Running.
 func runningCluster(t *testing.T, name string, size int, opts plan.Options, edit ...func(*etcdv1beta2.EtcdCluster)) (*etcdv1beta2.EtcdCluster, []corev1.Pod, map[string]*embed.Etcd) {
 	t.Helper()
+	return runningClusterWith(t, &controller.Reconciler{Options: opts}, name, size, edit...)
+}
+
+// runningClusterWith is runningCluster with reconciler r (its Dial is set here).
+func runningClusterWith(t *testing.T, r *controller.Reconciler, name string, size int, edit ...func(*etcdv1beta2.EtcdCluster)) (*etcdv1beta2.EtcdCluster, []corev1.Pod, map[string]*embed.Etcd) {
+	t.Helper()
 	ctx := context.Background()
 	ns := newNamespace(t)
 	network := &fakeNetwork{routes: map[string]string{}}
-	startOperatorAs(t, cfg, ns, network.dial, opts)
+	r.Dial = network.dial
+	startReconciler(t, cfg, ns, r)
 
 	c := newCluster(ns, name, size, "3.5.21")
 	for _, e := range edit {

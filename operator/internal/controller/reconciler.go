@@ -5,15 +5,20 @@ package controller
 
 import (
 	"context"
-	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
@@ -25,11 +30,13 @@ import (
 
 // The Role is generated from these markers (make manifests). Verbs are exactly
 // what the reconciler calls; the cache needs list+watch for everything it reads.
-// Events go through the events.k8s.io API only (controller-runtime's
-// GetEventRecorder). Leader election (its Lease, and the core Events the
-// lease lock records) is granted apart, by a Role in the operator's own
-// namespace (manifests/rbac/leader_election_role.yaml), so the cluster-wide
-// install does not hand out Leases in every namespace.
+// Events go through the events.k8s.io API (controller-runtime's
+// GetEventRecorder); core/v1 Events only where that is not served or not
+// allowed (coreos' Role; see kubecompat.ChooseEvents). Leader election (its
+// Lease, and the core Events the lease lock records) is granted apart, by a
+// Role in the operator's own namespace
+// (manifests/rbac/leader_election_role.yaml), so the cluster-wide install
+// does not hand out Leases in every namespace.
 //
 // update on etcdclusters/finalizers: member pods, Services and claims carry a
 // controller owner reference with blockOwnerDeletion, which clusters running
@@ -43,6 +50,7 @@ import (
 // +kubebuilder:rbac:groups="",namespace=etcd-operator-system,resources=services,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups="",namespace=etcd-operator-system,resources=persistentvolumeclaims,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=events.k8s.io,namespace=etcd-operator-system,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=policy,namespace=etcd-operator-system,resources=poddisruptionbudgets,verbs=get;list;watch;create;update
 
 // Reconciler reconciles EtcdCluster objects.
 type Reconciler struct {
@@ -54,9 +62,30 @@ type Reconciler struct {
 	// those of the member objects.
 	Options plan.Options
 	Unsafe  desired.Unsafe
+	// NotRunningDeadline: see plan.Observed (0: plan.DefaultNotRunningDeadline).
+	NotRunningDeadline time.Duration
+	// disruptionBudget is the PodDisruptionBudget type served (SetupWithManager).
+	disruptionBudget client.Object
 	// Now and NameSuffix are injectable for tests.
 	Now        func() time.Time
 	NameSuffix func() string
+
+	// EventsOff, when set, says why no Events are recorded (the grant allows
+	// neither events API); the Authorized condition repeats it.
+	EventsOff string
+	// WithoutDisruptionBudget, when set, says why clusters get no
+	// PodDisruptionBudget: the grant lacks them (coreos' Role), and watching
+	// them unallowed would keep the controller from starting.
+	WithoutDisruptionBudget string
+	// StatusWithObject writes status with the object from the start: the
+	// grant lacks etcdclusters/status (coreos' Role), so the status
+	// subresource is not even tried (see writeStatus).
+	StatusWithObject bool
+
+	statusViaObject atomic.Bool // writeStatus: status goes with the object
+	memo            sync.Map    // types.NamespacedName → memoStatus (recall)
+	warned          sync.Map    // causes logged once (warnOnce)
+	refused         refusals
 }
 
 func (r *Reconciler) now() time.Time {
@@ -73,19 +102,25 @@ func (r *Reconciler) nameSuffix() string {
 	return utilrand.String(10)
 }
 
-// SetupWithManager registers the reconciler; changes to the pods, Services
-// and claims it owns wake it up.
+// SetupWithManager registers the reconciler; changes to the pods, Services,
+// claims and PodDisruptionBudget (spec only) it owns wake it up.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Dial == nil {
 		r.Dial = etcdadmin.Dial
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&etcdv1beta2.EtcdCluster{}).
 		Owns(&corev1.Pod{}).
 		Owns(&corev1.Service{}).
-		Owns(&corev1.PersistentVolumeClaim{}).
-		Named("etcdcluster").
-		Complete(r)
+		Owns(&corev1.PersistentVolumeClaim{})
+	if r.WithoutDisruptionBudget == "" {
+		var err error
+		if r.disruptionBudget, err = disruptionBudgetKind(mgr.GetRESTMapper()); err != nil {
+			return err
+		}
+		b = b.Owns(r.disruptionBudget, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+	}
+	return b.Named("etcdcluster").Complete(r)
 }
 
 // Reconcile runs one pass: gather → decide → act → status.
@@ -95,15 +130,27 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, &cluster); err != nil {
 		if client.IgnoreNotFound(err) == nil {
 			metrics.Forget(req.Namespace, req.Name)
+			r.refused.forget(req.NamespacedName)
+			r.memo.Delete(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if cluster.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil // owner references let the garbage collector clean up
 	}
+	stored := cluster.Status.DeepCopy() // as the API server has it; recall may replace it
+	r.recall(req.NamespacedName, &cluster)
+	// A write the operator's grant does not allow is recorded and skipped:
+	// failing the pass would back off exponentially and hold up membership
+	// steps that need none of it.
 	if !cluster.Spec.Paused {
-		if err := r.ensureServices(ctx, &cluster); err != nil {
+		if err := r.settle(ctx, req.NamespacedName, writeServices, r.ensureServices(ctx, &cluster)); err != nil {
 			return ctrl.Result{}, err
+		}
+		if r.WithoutDisruptionBudget == "" {
+			if err := r.settle(ctx, req.NamespacedName, writeDisruptionBudget, r.ensureDisruptionBudget(ctx, &cluster)); err != nil {
+				return ctrl.Result{}, err
+			}
 		}
 	}
 	obs, err := r.gather(ctx, &cluster)
@@ -115,23 +162,51 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	action := plan.Next(obs.Observed, r.Options)
 	logger.V(1).Info("next action", "kind", action.Kind, "member", action.Member, "message", action.Message)
 	actErr := r.act(ctx, &cluster, obs, &action)
-	if actErr != nil {
-		logger.Info("action failed", "kind", action.Kind, "member", action.Member, "error", actErr.Error())
-	}
-
-	status := computeStatus(&cluster, obs, action)
-	r.recordRefusal(&cluster, status)
-	if !equality.Semantic.DeepEqual(cluster.Status, *status) {
-		cluster.Status = *status
-		if err := r.Client.Status().Update(ctx, &cluster); err != nil {
-			return ctrl.Result{}, fmt.Errorf("updating status: %w", err)
+	if actErr != nil || changes(action.Kind) {
+		if err := r.settle(ctx, req.NamespacedName, writeMembers, actErr); err != nil {
+			logger.Info("action failed", "kind", action.Kind, "member", action.Member, "error", err.Error())
 		}
 	}
+	requeue := action.RequeueAfter
 	if actErr != nil {
 		// etcd refuses membership changes for a few seconds after any member
 		// (re)connects; exponential backoff would turn that into minutes, so
 		// retry at the plan's in-flight pace instead.
-		return ctrl.Result{RequeueAfter: plan.PollInFlight}, nil
+		requeue = plan.PollInFlight
 	}
-	return ctrl.Result{RequeueAfter: action.RequeueAfter}, nil
+
+	refused := r.refused.list(req.NamespacedName)
+	if r.EventsOff != "" {
+		refused = append(refused, "events: none recorded: "+r.EventsOff)
+	}
+	status := computeStatus(&cluster, obs, action, refused)
+	r.recordRefusal(&cluster, status)
+	if !equality.Semantic.DeepEqual(cluster.Status, *status) {
+		cluster.Status = *stored
+		if err := r.writeStatus(ctx, &cluster, status); err != nil {
+			requeue = r.statusNotWritten(ctx, req.NamespacedName, &cluster, status, err, requeue)
+		} else {
+			r.memo.Delete(req.NamespacedName)
+		}
+	}
+	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// settle records the outcome of a write for the Authorized condition: a
+// refusal (Forbidden) is recorded and logged once, and not returned; success
+// clears an earlier refusal; any other error is returned.
+func (r *Reconciler) settle(ctx context.Context, key types.NamespacedName, what string, err error) error {
+	switch {
+	case err == nil:
+		r.refused.clear(key, what)
+	case apierrors.IsForbidden(err):
+		r.refuse(ctx, key, what, err)
+		return nil
+	}
+	return err
+}
+
+// changes reports whether an action of kind writes something.
+func changes(k plan.Kind) bool {
+	return k != plan.Nothing && k != plan.Wait && k != plan.Fail
 }

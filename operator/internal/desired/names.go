@@ -1,5 +1,6 @@
 // Package desired builds the objects the operator wants to exist (Services,
-// member Pods, PVCs) from an EtcdCluster. Pure functions: no client, no clock.
+// member Pods, PVCs, the PodDisruptionBudget) from an EtcdCluster. Pure
+// functions: no client, no clock.
 package desired
 
 import (
@@ -17,6 +18,9 @@ const (
 	LabelCluster      = "etcd_cluster"
 	LabelNode         = "etcd_node"
 	AnnotationVersion = "etcd.version"
+	// AnnotationPodPolicy records the pod policy a member pod was made with
+	// (PodPolicyHash), so a changed policy is rolled out member by member.
+	AnnotationPodPolicy = "etcd.database.coreos.com/pod-policy-hash"
 )
 
 // Ports and paths inside a member pod.

@@ -113,6 +113,7 @@ func MemberPod(c *etcdv1beta2.EtcdCluster, m Member, u Unsafe) *corev1.Pod {
 	annotations := map[string]string{}
 	maps.Copy(annotations, policy.Annotations)
 	annotations[AnnotationVersion] = m.Version
+	annotations[AnnotationPodPolicy] = PodPolicyHash(c)
 	startup, liveness, readiness := memberProbes(m.Version)
 	if u.ShellProbe {
 		readiness = shellReadinessProbe()
@@ -142,7 +143,7 @@ func MemberPod(c *etcdv1beta2.EtcdCluster, m Member, u Unsafe) *corev1.Pod {
 				},
 				Env:             policy.EtcdEnv,
 				SecurityContext: containerSecurityContext(),
-				Resources:       policy.Resources,
+				Resources:       Resources(policy.Resources),
 				VolumeMounts:    []corev1.VolumeMount{{Name: DataVolume, MountPath: "/var/etcd"}},
 				StartupProbe:    startup,
 				LivenessProbe:   liveness,

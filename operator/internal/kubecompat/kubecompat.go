@@ -1,5 +1,6 @@
-// Package kubecompat adapts the operator's Kubernetes client to old API
-// servers, so one binary runs on the current era and on the 1.16 era.
+// Package kubecompat adapts the operator to the API server it finds, so one
+// binary runs on the current era and on the 1.16 era, and under its own Role
+// or under the narrower one coreos etcd-operator documented (access.go).
 package kubecompat
 
 import (

@@ -63,12 +63,14 @@ func (o Observed) pod(name string) (Pod, bool) {
 	return Pod{}, false
 }
 
-// Dead reports members whose pod is gone or failed.
+// Dead reports members whose pod is gone or failed, or has not run for
+// longer than the deadline (see NotRunning) while the member does not answer:
+// a member that answers etcd's status call runs, whatever its pod looks like.
 func Dead(o Observed) []Member {
 	var dead []Member
 	for _, m := range o.Members {
 		p, ok := o.pod(m.Name)
-		if !ok || p.Failed {
+		if !ok || p.Failed || (!m.Healthy && o.overDeadline(p)) {
 			dead = append(dead, m)
 		}
 	}
@@ -81,8 +83,19 @@ func wait(reason, msg string, after time.Duration) Action {
 
 // Next returns the one next safe action. Checks run in order of urgency and
 // the first that applies wins: recover, then finish a membership change, then
-// scale, then upgrade.
+// scale, then upgrade. When a member pod that does not run will pass the
+// deadline before the next look, the next look is at the deadline.
 func Next(o Observed, opts Options) Action {
+	a := next(o, opts)
+	if a.RequeueAfter > 0 && o.MembershipKnown {
+		if left, ok := untilDeadline(o); ok && left < a.RequeueAfter {
+			a.RequeueAfter = left
+		}
+	}
+	return a
+}
+
+func next(o Observed, opts Options) Action {
 	if o.Paused {
 		return Action{Kind: Nothing, Reason: conditions.ReasonPaused, Message: "spec.paused is true: no changes are made"}
 	}
@@ -174,13 +187,26 @@ func Surplus(o Observed) bool {
 func deadMembers(o Observed, opts Options, version string) (Action, bool) {
 	for _, m := range Dead(o) {
 		p, hasPod := o.pod(m.Name)
+		// A dead member whose pod is still there but does not run: it is
+		// removed and replaced whatever its volume, as restarting it on its
+		// claim would bring back the same pod that does not run.
+		notRunning := ""
+		if hasPod && !p.Failed {
+			notRunning = WhyDead(o, m)
+		}
 		switch {
 		case Surplus(o):
 			// Checked before the unsafe modes too: recreating a member that
 			// was stopped on purpose would undo the scale down forever.
+			if a, refused := keepQuorum(o, m); refused {
+				return a, true
+			}
+			msg := fmt.Sprintf("member %s is stopped and not needed: removing it from membership", m.Name)
+			if notRunning != "" {
+				msg = fmt.Sprintf("member %s is dead (%s) and not needed: removing it from membership", m.Name, notRunning)
+			}
 			return Action{Kind: RemoveMember, Member: m.Name, MemberID: m.ID, Reason: conditions.ReasonScalingDown,
-				Message:      fmt.Sprintf("member %s is stopped and not needed: removing it from membership", m.Name),
-				RequeueAfter: AfterChange}, true
+				Message: msg, NotRunning: notRunning, RequeueAfter: AfterChange}, true
 		case opts.UpgradeAllAtOnce && !hasPod:
 			// Unsafe: restart in place whatever the volume, no gate.
 			return Action{Kind: RecreatePod, Member: m.Name, Version: version, Reason: conditions.ReasonRestartingMember,
@@ -196,15 +222,46 @@ func deadMembers(o Observed, opts Options, version string) (Action, bool) {
 			// member's identity instead of a membership change.
 			return Action{Kind: RecreatePod, Member: m.Name, Version: version, Reason: conditions.ReasonReplacingDeadMember,
 				Message: fmt.Sprintf("recreating the pod of dead member %s (unsafe mode)", m.Name), RequeueAfter: AfterChange}, true
-		case opts.SkipDeadMemberRemoval && p.Failed:
+		case opts.SkipDeadMemberRemoval:
 			return Action{Kind: RestartMember, Member: m.Name, Reason: conditions.ReasonReplacingDeadMember,
-				Message: fmt.Sprintf("deleting the failed pod of member %s (unsafe mode)", m.Name), RequeueAfter: AfterChange}, true
+				Message: fmt.Sprintf("deleting the dead pod of member %s (unsafe mode)", m.Name), RequeueAfter: AfterChange}, true
+		}
+		if a, refused := keepQuorum(o, m); refused {
+			return a, true
 		}
 		return Action{Kind: RemoveDeadMember, Member: m.Name, MemberID: m.ID, Reason: conditions.ReasonReplacingDeadMember,
-			Message:      fmt.Sprintf("member %s is dead (pod gone or failed); removing it so a new member can replace it", m.Name),
+			Message:      fmt.Sprintf("member %s is dead (%s); removing it so a new member can replace it", m.Name, WhyDead(o, m)),
+			NotRunning:   notRunning,
 			RequeueAfter: AfterChange}, true
 	}
 	return Action{}, false
+}
+
+// keepQuorum refuses to remove dead member m unless a quorum of the current
+// voters is healthy without it: the removal is a change etcd must commit,
+// and a member that only looks dead (its pod does not run, yet the node may
+// come back) must never be the one that decides quorum.
+func keepQuorum(o Observed, m Member) (Action, bool) {
+	dead := map[uint64]bool{}
+	for _, d := range Dead(o) {
+		dead[d.ID] = true
+	}
+	voters, healthy := 0, 0
+	for _, v := range o.Members {
+		if v.IsLearner {
+			continue
+		}
+		voters++
+		if v.ID != m.ID && v.Healthy && !dead[v.ID] {
+			healthy++
+		}
+	}
+	if healthy >= voters/2+1 {
+		return Action{}, false
+	}
+	return wait(conditions.ReasonQuorumLost, fmt.Sprintf(
+		"member %s is dead, but only %d of %d voting members are healthy without it and quorum needs %d: not removing it",
+		m.Name, healthy, voters, voters/2+1), PollInFlight), true
 }
 
 func learners(o Observed, _ Options, _ string) (Action, bool) {
@@ -263,9 +320,13 @@ func liveMembers(o Observed) []Member {
 	return live
 }
 
+// outdated: the member's pod runs another image, or was made with another
+// pod policy (resources, affinity, tolerations, node selector), so it is
+// rolled like an upgrade. Pods that carry no policy hash are never rolled for
+// their policy alone.
 func (o Observed) outdated(name, image string) bool {
 	p, ok := o.pod(name)
-	return ok && p.Image != image
+	return ok && (p.Image != image || (p.PolicyHash != "" && o.PolicyHash != "" && p.PolicyHash != o.PolicyHash))
 }
 
 func scale(o Observed, _ Options, version string) (Action, bool) {

@@ -17,6 +17,13 @@ type Pod struct {
 	Ready       bool
 	Terminating bool
 	Created     time.Time
+	// NotRunning says why the pod does not run etcd and will not by itself
+	// (see NotRunning), since NotRunningSince; "" while it runs or may still start.
+	NotRunning      string
+	NotRunningSince time.Time
+	// PolicyHash is the pod policy the pod was made with (desired.PodPolicyHash);
+	// "" for pods made before it was recorded, which no policy change rolls.
+	PolicyHash string
 	// BootstrapPeers lists, for a pod started to bootstrap a new cluster, the
 	// names of every member of that bootstrap (from its --initial-cluster).
 	BootstrapPeers []string
@@ -44,6 +51,11 @@ type Observed struct {
 	Paused     bool
 	UsesPVC    bool
 	Phase      etcdv1beta2.ClusterPhase
+	// PolicyHash is the pod policy new member pods get (desired.PodPolicyHash).
+	PolicyHash string
+	// NotRunningDeadline is how long a member pod may not run (Pod.NotRunning)
+	// before its member counts as dead; 0 switches the rule off.
+	NotRunningDeadline time.Duration
 
 	Pods []Pod
 	// PVCs holds the names of existing member claims.
@@ -116,6 +128,9 @@ type Action struct {
 	Version  string
 	// Upgrade marks a removal or restart that is a step of an upgrade.
 	Upgrade bool
+	// NotRunning, on the removal of a dead member whose pod does not run,
+	// says why it counts as dead (for the Warning Event).
+	NotRunning string
 	// Reason is a condition reason; Message says the same for people.
 	Reason       string
 	Message      string

@@ -1,0 +1,90 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	policyv1 "k8s.io/api/policy/v1"
+	policyv1beta1 "k8s.io/api/policy/v1beta1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
+	"github.com/etcdproof/etcdproof/operator/internal/desired"
+)
+
+// disruptionBudgetKind is the PodDisruptionBudget type the API server
+// serves: policy/v1 from Kubernetes 1.21, policy/v1beta1 before (and until
+// 1.25). Asked once, at start, through the manager's discovery-backed mapper.
+func disruptionBudgetKind(mapper meta.RESTMapper) (client.Object, error) {
+	gk := schema.GroupKind{Group: policyv1.GroupName, Kind: "PodDisruptionBudget"}
+	_, err := mapper.RESTMapping(gk, policyv1.SchemeGroupVersion.Version)
+	if err == nil {
+		return &policyv1.PodDisruptionBudget{}, nil
+	}
+	if !meta.IsNoMatchError(err) {
+		return nil, fmt.Errorf("discovering policy/v1: %w", err)
+	}
+	if _, err := mapper.RESTMapping(gk, policyv1beta1.SchemeGroupVersion.Version); err != nil {
+		return nil, fmt.Errorf("the API server serves PodDisruptionBudgets in neither policy/v1 nor policy/v1beta1: %w", err)
+	}
+	return &policyv1beta1.PodDisruptionBudget{}, nil
+}
+
+// ensureDisruptionBudget creates the cluster's PodDisruptionBudget when
+// missing and puts its spec back when it differs. A budget of that name the
+// cluster does not control is left as it is, as pre-created Services are.
+func (r *Reconciler) ensureDisruptionBudget(ctx context.Context, c *etcdv1beta2.EtcdCluster) error {
+	var want, existing client.Object
+	if _, v1beta1 := r.disruptionBudget.(*policyv1beta1.PodDisruptionBudget); v1beta1 {
+		want, existing = desired.DisruptionBudgetV1beta1(c), &policyv1beta1.PodDisruptionBudget{}
+	} else {
+		want, existing = desired.DisruptionBudget(c), &policyv1.PodDisruptionBudget{}
+	}
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), existing)
+	switch {
+	case apierrors.IsNotFound(err):
+		if err := r.Client.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating PodDisruptionBudget %s: %w", want.GetName(), err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading PodDisruptionBudget %s: %w", want.GetName(), err)
+	case !metav1.IsControlledBy(existing, c) || !setBudgetSpec(existing, want):
+		return nil
+	}
+	if err := r.Client.Update(ctx, existing); err != nil {
+		return fmt.Errorf("updating PodDisruptionBudget %s: %w", want.GetName(), err)
+	}
+	return nil
+}
+
+// setBudgetSpec copies the fields the operator sets from want into existing
+// and reports whether that changed anything.
+func setBudgetSpec(existing, want client.Object) bool {
+	switch e := existing.(type) {
+	case *policyv1.PodDisruptionBudget:
+		w := want.(*policyv1.PodDisruptionBudget)
+		if equality.Semantic.DeepEqual(e.Spec.MaxUnavailable, w.Spec.MaxUnavailable) &&
+			equality.Semantic.DeepEqual(e.Spec.MinAvailable, w.Spec.MinAvailable) &&
+			equality.Semantic.DeepEqual(e.Spec.Selector, w.Spec.Selector) {
+			return false
+		}
+		e.Spec.MaxUnavailable, e.Spec.MinAvailable, e.Spec.Selector = w.Spec.MaxUnavailable, w.Spec.MinAvailable, w.Spec.Selector
+	case *policyv1beta1.PodDisruptionBudget:
+		w := want.(*policyv1beta1.PodDisruptionBudget)
+		if equality.Semantic.DeepEqual(e.Spec.MaxUnavailable, w.Spec.MaxUnavailable) &&
+			equality.Semantic.DeepEqual(e.Spec.MinAvailable, w.Spec.MinAvailable) &&
+			equality.Semantic.DeepEqual(e.Spec.Selector, w.Spec.Selector) {
+			return false
+		}
+		e.Spec.MaxUnavailable, e.Spec.MinAvailable, e.Spec.Selector = w.Spec.MaxUnavailable, w.Spec.MinAvailable, w.Spec.Selector
+	default:
+		return false
+	}
+	return true
+}

@@ -1,0 +1,105 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/etcdproof/etcdproof/operator/internal/plan"
+)
+
+// asGeneratedRole returns credentials of a ServiceAccount in ns bound to the
+// generated Role (manifests/rbac/role.yaml) and nothing else.
+func asGeneratedRole(t *testing.T, ns string) *rest.Config {
+	t.Helper()
+	ctx := context.Background()
+	role := readRole(t, "role.yaml")
+	role.Namespace = ns
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "etcd-operator", Namespace: ns}}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: role.Name, Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: ns}},
+	}
+	for _, obj := range []client.Object{sa, role, binding} {
+		if err := k8s.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	as := rest.CopyConfig(cfg)
+	as.Impersonate = rest.ImpersonationConfig{UserName: fmt.Sprintf("system:serviceaccount:%s:%s", ns, sa.Name)}
+	return as
+}
+
+// budgetGVK is the PodDisruptionBudget version the test API server serves
+// (policy/v1 from Kubernetes 1.21, policy/v1beta1 before).
+func budgetGVK() schema.GroupVersionKind {
+	if served("policy/v1") {
+		return schema.GroupVersionKind{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"}
+	}
+	return schema.GroupVersionKind{Group: "policy", Version: "v1beta1", Kind: "PodDisruptionBudget"}
+}
+
+// TestDisruptionBudget runs the operator with the generated Role only: it
+// must create the cluster's PodDisruptionBudget (maxUnavailable 1 over the
+// member pods, controlled by the EtcdCluster, so the garbage collector
+// deletes it with the cluster) and put its spec back when someone changes it.
+// The scale subresource lets the disruption controller count the members.
+func TestDisruptionBudget(t *testing.T) {
+	needAPIServer(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	startOperatorAs(t, asGeneratedRole(t, ns), ns, nil, plan.Options{})
+	c := newCluster(ns, "budget", 3, "3.5.21")
+	if err := k8s.Create(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+
+	pdb := &unstructured.Unstructured{}
+	pdb.SetGroupVersionKind(budgetGVK())
+	key := client.ObjectKey{Namespace: ns, Name: "budget"}
+	check := func() error {
+		if err := k8s.Get(ctx, key, pdb); err != nil {
+			return err
+		}
+		maxUnavailable, _, _ := unstructured.NestedFieldNoCopy(pdb.Object, "spec", "maxUnavailable")
+		_, hasMin, _ := unstructured.NestedFieldNoCopy(pdb.Object, "spec", "minAvailable")
+		selector, _, _ := unstructured.NestedStringMap(pdb.Object, "spec", "selector", "matchLabels")
+		if fmt.Sprint(maxUnavailable) != "1" || hasMin || len(selector) != 2 || selector["app"] != "etcd" || selector["etcd_cluster"] != "budget" {
+			return fmt.Errorf("budget spec %v", pdb.Object["spec"])
+		}
+		if err := ownedBy(pdb, c); err != nil {
+			return err
+		}
+		if ref := metav1.GetControllerOf(pdb); ref.BlockOwnerDeletion == nil || !*ref.BlockOwnerDeletion {
+			return fmt.Errorf("owner reference %+v: the cluster's deletion must wait for the budget's", ref)
+		}
+		return nil
+	}
+	waitFor(t, "the PodDisruptionBudget, maxUnavailable 1 over the member pods, controlled by the cluster", check)
+
+	if err := unstructured.SetNestedField(pdb.Object, int64(2), "spec", "maxUnavailable"); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Update(ctx, pdb); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a changed budget is put back", check)
+
+	var scale autoscalingv1.Scale
+	if err := k8s.SubResource("scale").Get(ctx, c, &scale); err != nil {
+		t.Fatalf("scale subresource: %v", err)
+	}
+	if scale.Spec.Replicas != 3 {
+		t.Errorf("scale spec.replicas = %d, want spec.size 3", scale.Spec.Replicas)
+	}
+}
