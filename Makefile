@@ -21,7 +21,7 @@ help: ## Show this help.
 
 .PHONY: fmt
 fmt: ## Run gofmt on every Go file.
-	gofmt -w operator conformance
+	gofmt -w operator conformance scripts
 
 .PHONY: vet
 vet: ## Run go vet.
@@ -48,8 +48,9 @@ test: test-assets ## Unit and integration tests (real kube-apiserver and etcd; n
 SHELL_SCRIPTS = $(shell git ls-files 'scripts/*.sh' 'scripts/**/*.sh' .ci/run)
 
 .PHONY: lint
-lint: ## go vet, gofmt, shellcheck and actionlint.
-	@out="$$(gofmt -l operator conformance)"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+lint: ## gofmt, a tidy go.mod, go vet, shellcheck and actionlint.
+	@out="$$(gofmt -l operator conformance scripts)"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy"; $(GO) mod tidy -diff; exit 1; }
 	$(GO) vet ./...
 	scripts/ensure-tool.sh shellcheck >/dev/null
 	shellcheck -x $(SHELL_SCRIPTS)
