@@ -27,8 +27,9 @@ type Options struct {
 	Context    string
 	// Kubectl is the kubectl binary used for install steps.
 	Kubectl string
-	// AuditLog is the API-server audit log readable from this host; empty
-	// skips the rbac check with a reason.
+	// AuditLog is the API-server audit log readable from this host. The
+	// rbac check and cleanup's attribution read it; without it they are
+	// INCOMPLETE, never passed.
 	AuditLog string
 	// TrafficImage runs `etcdproof traffic` inside the cluster.
 	TrafficImage string
