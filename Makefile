@@ -166,7 +166,7 @@ e2e-run: ## Run the checks on the cluster as it is (no substrate step): PROFILE,
 	$(E2E_ENV) scripts/run-conformance.sh run --profile $(PROFILE) --report-dir $(REPORT_DIR) $(E2E_FILTER_FLAG) $(E2E_FLAGS)
 
 # Profiles compared by `make results` and `make bench` (the first is the bench baseline).
-RESULTS_PROFILES ?= reference coreos-v0.9.4
+RESULTS_PROFILES ?= reference coreos-v0.9.4 reference-as-coreos
 RESULTS_DIR ?= $(CURDIR)/_report/results
 BENCH_RUNS ?= 3
 
