@@ -25,6 +25,20 @@ step() {
     log "== $name: cached ($output)"
     return 0
   fi
+  # Another run on this machine (a second checkout, `make test` beside
+  # `make e2e`) may be making the same output: take turns, then look again.
+  local lock_fd
+  mkdir -p "$ETCDPROOF_CACHE/locks"
+  exec {lock_fd}>"$ETCDPROOF_CACHE/locks/$name.lock"
+  if ! flock -n "$lock_fd"; then
+    log "== $name: waiting for another run that is making it"
+    flock "$lock_fd"
+  fi
+  if [[ -n "$output" && -e "$output" ]]; then
+    log "== $name: cached ($output, made by another run)"
+    exec {lock_fd}>&-
+    return 0
+  fi
   local logfile="$LOG_DIR/$name.log" start=$SECONDS rc
   log "== $name: start (log: $logfile)"
   # Not `if ! (...)`: bash ignores errexit inside a tested command, so a
@@ -41,4 +55,5 @@ step() {
     die "step '$name' failed (exit $rc) after $((SECONDS - start))s; full log: $logfile"
   fi
   log "== $name: done in $((SECONDS - start))s"
+  exec {lock_fd}>&-
 }
