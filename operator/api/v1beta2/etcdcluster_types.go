@@ -9,10 +9,6 @@ import (
 const DefaultRepository = "quay.io/coreos/etcd"
 
 // EtcdClusterSpec is the desired state of an etcd cluster.
-// The transition rules compare a new spec.version with the previous one so that
-// a downgrade or a skipped minor release is refused when the user submits it.
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.version) || !has(self.version) || !oldSelf.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || !self.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || int(self.version.split('.')[0]) > int(oldSelf.version.split('.')[0]) || (int(self.version.split('.')[0]) == int(oldSelf.version.split('.')[0]) && (int(self.version.split('.')[1]) > int(oldSelf.version.split('.')[1]) || (int(self.version.split('.')[1]) == int(oldSelf.version.split('.')[1]) && int(self.version.split('.')[2].split('-')[0]) >= int(oldSelf.version.split('.')[2].split('-')[0]))))",message="downgrade refused: spec.version may not be lower than the previous version (etcd does not support downgrades)"
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.version) || !has(self.version) || !oldSelf.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || !self.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || int(self.version.split('.')[0]) < int(oldSelf.version.split('.')[0]) || (int(self.version.split('.')[0]) == int(oldSelf.version.split('.')[0]) && int(self.version.split('.')[1]) <= int(oldSelf.version.split('.')[1]) + 1)",message="version skew refused: upgrade one minor release at a time (for example 3.4 -> 3.5 -> 3.6)"
 type EtcdClusterSpec struct {
 	// Size is the number of etcd members.
 	// +kubebuilder:validation:Minimum=1
@@ -137,12 +133,19 @@ type EtcdClusterStatus struct {
 	// Members by readiness.
 	// +optional
 	Members MembersStatus `json:"members,omitempty"`
-	// CurrentVersion is the lowest version any member runs.
+	// CurrentVersion is the lowest version any member runs; a member that
+	// runs no pod yet counts with the version it ran before.
+	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	CurrentVersion string `json:"currentVersion,omitempty"`
 	// TargetVersion is the version being rolled out, empty when none is.
 	// +optional
 	TargetVersion string `json:"targetVersion,omitempty"`
+	// UnpulledImage is the image of spec.version that a member could not pull
+	// in time: the member went back to its previous version and the upgrade
+	// is held (Upgrading is False, ImageNotPulled) while spec.version names it.
+	// +optional
+	UnpulledImage string `json:"unpulledImage,omitempty"`
 	// ObservedGeneration is the generation of the spec this status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
@@ -151,6 +154,20 @@ type EtcdClusterStatus struct {
 // The scale subresource (spec.size, status.size) is what lets Kubernetes'
 // disruption controller count the members the cluster's PodDisruptionBudget
 // (maxUnavailable: 1) covers; it also makes `kubectl scale` work.
+//
+// The transition rules refuse a spec.version that etcd cannot reach from the
+// version the members run: lower (a downgrade) or more than one minor release
+// higher. They compare with status.currentVersion, and with the previous
+// spec.version before the operator has reported one, which is what the
+// operator itself refuses (plan.CheckVersionChange; both sides are tested on
+// one table, plan.VersionChanges). So spec.version can always be set back to
+// status.currentVersion, which aborts a rollout. An update that keeps
+// spec.version (a status write, a scale) is never refused for it. The rules
+// sit on the root type because only there can they see oldSelf.status.
+// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(oldSelf.spec) || !has(self.spec.version) || !has(oldSelf.spec.version) || self.spec.version == oldSelf.spec.version || !self.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || !(has(oldSelf.status) && has(oldSelf.status.currentVersion) && oldSelf.status.currentVersion.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$')) || int(self.spec.version.split('.')[0]) > int(oldSelf.status.currentVersion.split('.')[0]) || (int(self.spec.version.split('.')[0]) == int(oldSelf.status.currentVersion.split('.')[0]) && (int(self.spec.version.split('.')[1]) > int(oldSelf.status.currentVersion.split('.')[1]) || (int(self.spec.version.split('.')[1]) == int(oldSelf.status.currentVersion.split('.')[1]) && int(self.spec.version.split('.')[2].split('-')[0]) >= int(oldSelf.status.currentVersion.split('.')[2].split('-')[0]))))",message="downgrade refused: spec.version may not be lower than status.currentVersion, the version the members run (etcd does not support downgrades)"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(oldSelf.spec) || !has(self.spec.version) || !has(oldSelf.spec.version) || self.spec.version == oldSelf.spec.version || !self.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || (has(oldSelf.status) && has(oldSelf.status.currentVersion) && oldSelf.status.currentVersion.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$')) || !oldSelf.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || int(self.spec.version.split('.')[0]) > int(oldSelf.spec.version.split('.')[0]) || (int(self.spec.version.split('.')[0]) == int(oldSelf.spec.version.split('.')[0]) && (int(self.spec.version.split('.')[1]) > int(oldSelf.spec.version.split('.')[1]) || (int(self.spec.version.split('.')[1]) == int(oldSelf.spec.version.split('.')[1]) && int(self.spec.version.split('.')[2].split('-')[0]) >= int(oldSelf.spec.version.split('.')[2].split('-')[0]))))",message="downgrade refused: spec.version may not be lower than the previous version (etcd does not support downgrades)"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(oldSelf.spec) || !has(self.spec.version) || !has(oldSelf.spec.version) || self.spec.version == oldSelf.spec.version || !self.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || !(has(oldSelf.status) && has(oldSelf.status.currentVersion) && oldSelf.status.currentVersion.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$')) || int(self.spec.version.split('.')[0]) < int(oldSelf.status.currentVersion.split('.')[0]) || (int(self.spec.version.split('.')[0]) == int(oldSelf.status.currentVersion.split('.')[0]) && int(self.spec.version.split('.')[1]) <= int(oldSelf.status.currentVersion.split('.')[1]) + 1)",message="version skew refused: upgrade one minor release at a time from status.currentVersion, the version the members run (for example 3.4 -> 3.5 -> 3.6)"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(oldSelf.spec) || !has(self.spec.version) || !has(oldSelf.spec.version) || self.spec.version == oldSelf.spec.version || !self.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || (has(oldSelf.status) && has(oldSelf.status.currentVersion) && oldSelf.status.currentVersion.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$')) || !oldSelf.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || int(self.spec.version.split('.')[0]) < int(oldSelf.spec.version.split('.')[0]) || (int(self.spec.version.split('.')[0]) == int(oldSelf.spec.version.split('.')[0]) && int(self.spec.version.split('.')[1]) <= int(oldSelf.spec.version.split('.')[1]) + 1)",message="version skew refused: upgrade one minor release at a time (for example 3.4 -> 3.5 -> 3.6)"
 // +kubebuilder:subresource:scale:specpath=.spec.size,statuspath=.status.size
 
 // EtcdCluster is an etcd cluster managed by the operator.

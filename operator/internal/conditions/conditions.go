@@ -38,6 +38,17 @@ const (
 	ReasonAllMembersLost      = "AllMembersLost"
 	ReasonWriteForbidden      = "WriteForbidden"
 	ReasonWritesAuthorized    = "WritesAuthorized"
+	// ReasonForeignPods: pods with the cluster's labels that it neither
+	// controls nor can adopt; nothing is changed while they exist.
+	ReasonForeignPods = "ForeignPods"
+	// ReasonAdopting: orphaned member pods of this cluster are being adopted.
+	ReasonAdopting = "Adopting"
+	// ReasonUpgradeAborted: spec.version went back to status.currentVersion
+	// while some members already ran a newer minor release, which they keep.
+	ReasonUpgradeAborted = "UpgradeAborted"
+	// ReasonImageNotPulled: a member could not pull the image of spec.version
+	// in time; it runs its previous version again and the upgrade is held.
+	ReasonImageNotPulled = "ImageNotPulled"
 )
 
 // Event reasons. The first four are the ones coreos etcd-operator emitted, kept
@@ -51,8 +62,13 @@ const (
 	EventLeaderMoved         = "Leader Moved"
 	EventMemberRestarted     = "Member Restarted"
 	EventUpgradeRefused      = "Upgrade Refused"
-	EventClusterFailed       = "Cluster Failed"
+	// EventUpgradeHeld (Warning): the image of spec.version could not be
+	// pulled, so the upgrade stops (Upgrading is False, ImageNotPulled).
+	EventUpgradeHeld   = "Upgrade Held"
+	EventClusterFailed = "Cluster Failed"
 	// EventMemberNotRunning (Warning) names a member taken out because its pod
 	// has not run for longer than the deadline, and says why.
 	EventMemberNotRunning = "Member Not Running"
+	// EventMemberAdopted names an orphaned member pod taken over by the cluster.
+	EventMemberAdopted = "Member Adopted"
 )

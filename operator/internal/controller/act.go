@@ -71,7 +71,8 @@ func (r *Reconciler) act(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *o
 		}
 		r.event(c, corev1.EventTypeNormal, conditions.EventLeaderMoved, "MoveLeader", "Leadership moved away from %s before changing it", a.Member)
 	case plan.RecreatePod:
-		if err := r.createMemberPod(ctx, c, desired.Member{Name: a.Member, Version: a.Version, InitialCluster: initialCluster(c, obs.members)}); err != nil {
+		m := desired.Member{Name: a.Member, Version: a.Version, InitialCluster: initialCluster(c, obs.members), ImageNotPulled: a.ImageNotPulled}
+		if err := r.createMemberPod(ctx, c, m); err != nil {
 			return err
 		}
 		r.event(c, corev1.EventTypeNormal, conditions.EventMemberRestarted, "Restart", "Member %s restarted with %s", a.Member, desired.Image(c, a.Version))
@@ -98,6 +99,10 @@ func (r *Reconciler) act(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *o
 		r.event(c, corev1.EventTypeNormal, conditions.EventNewMemberAdded, "Bootstrap", "New member %s added to cluster", a.Member)
 	case plan.DeleteOrphanPod:
 		return r.deletePod(ctx, obs, a.Member)
+	case plan.AdoptPods:
+		return r.adopt(ctx, c, obs, a.Names)
+	case plan.DeleteOrphanClaim:
+		return r.deleteClaim(ctx, c, a.Member)
 	case plan.RestartAll:
 		// Unsafe on purpose: every pod is force-deleted and recreated at
 		// once, with no health gate and no regard for quorum or data.
@@ -187,11 +192,16 @@ func (r *Reconciler) removeMember(ctx context.Context, c *etcdv1beta2.EtcdCluste
 		return err
 	}
 	if desired.UsesPVC(c) {
-		pvc := &corev1.PersistentVolumeClaim{}
-		pvc.Namespace, pvc.Name = c.Namespace, desired.PVCName(a.Member)
-		if err := r.Client.Delete(ctx, pvc); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting claim %s: %w", pvc.Name, err)
-		}
+		return r.deleteClaim(ctx, c, desired.PVCName(a.Member))
+	}
+	return nil
+}
+
+func (r *Reconciler) deleteClaim(ctx context.Context, c *etcdv1beta2.EtcdCluster, name string) error {
+	pvc := &corev1.PersistentVolumeClaim{}
+	pvc.Namespace, pvc.Name = c.Namespace, name
+	if err := r.Client.Delete(ctx, pvc); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting claim %s: %w", name, err)
 	}
 	return nil
 }

@@ -26,6 +26,8 @@ type observation struct {
 	plan.Observed
 	pods    map[string]*corev1.Pod
 	members []etcdadmin.Member
+	// adoptable holds the pods and claims of Observed.Adoptable.
+	adoptable adoptable
 	// admin is open when membership is known; the pass closes it.
 	admin etcdadmin.Admin
 }
@@ -47,7 +49,12 @@ func (r *Reconciler) gather(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*o
 			Paused:     c.Spec.Paused,
 			UsesPVC:    desired.UsesPVC(c),
 			Phase:      c.Status.Phase,
+
+			ReportedVersion: c.Status.CurrentVersion,
+			UnpulledImage:   c.Status.UnpulledImage,
+
 			PVCs:       map[string]bool{},
+			PVCCreated: map[string]time.Time{},
 			PolicyHash: desired.PodPolicyHash(c),
 
 			NotRunningDeadline: r.notRunningDeadline(),
@@ -60,9 +67,12 @@ func (r *Reconciler) gather(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*o
 		return nil, fmt.Errorf("listing member pods: %w", err)
 	}
 	var endpoints []string
+	var strangers []*corev1.Pod
+	var orphanClaims []*corev1.PersistentVolumeClaim
 	for i := range pods.Items {
 		p := &pods.Items[i]
 		if !metav1.IsControlledBy(p, c) {
+			strangers = append(strangers, p)
 			continue
 		}
 		obs.pods[p.Name] = p
@@ -79,15 +89,20 @@ func (r *Reconciler) gather(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*o
 		if err := r.Client.List(ctx, &pvcs, client.InNamespace(c.Namespace), selector); err != nil {
 			return nil, fmt.Errorf("listing member claims: %w", err)
 		}
-		for _, pvc := range pvcs.Items {
+		for i, pvc := range pvcs.Items {
 			if pvc.DeletionTimestamp == nil {
 				obs.PVCs[pvc.Name] = true
+				obs.PVCCreated[pvc.Name] = pvc.CreationTimestamp.Time
+				if metav1.GetControllerOf(&pvc) == nil {
+					orphanClaims = append(orphanClaims, &pvcs.Items[i])
+				}
 			}
 		}
 	}
 	if len(endpoints) > 0 {
 		r.readMembership(ctx, obs, endpoints)
 	}
+	r.sortStrangers(ctx, obs, strangers, orphanClaims)
 	return obs, nil
 }
 
@@ -157,6 +172,9 @@ func podInfo(p *corev1.Pod) plan.Pod {
 		Terminating: p.DeletionTimestamp != nil,
 		Created:     p.CreationTimestamp.Time,
 		PolicyHash:  p.Annotations[desired.AnnotationPodPolicy],
+		// The API server makes every pod Pending until its kubelet starts it.
+		Pending:        p.Status.Phase == corev1.PodPending || p.Status.Phase == "",
+		ImageNotPulled: p.Annotations[desired.AnnotationImageNotPulled],
 	}
 	info.NotRunning, info.NotRunningSince = plan.NotRunning(p)
 	for _, ctr := range p.Spec.Containers {

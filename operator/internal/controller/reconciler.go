@@ -43,12 +43,16 @@ import (
 // the OwnerReferencesPermissionEnforcement admission plugin (OpenShift, for
 // one) only accept from a client that may update the owner's finalizers. kind
 // does not enable the plugin, so an audit there never shows this verb in use.
+//
+// patch on pods, claims and Services: only to adopt a cluster's own orphaned
+// objects (its EtcdCluster deleted with --cascade=orphan and created again),
+// so a run that never does that shows the grant unused.
 // +kubebuilder:rbac:groups=etcd.database.coreos.com,namespace=etcd-operator-system,resources=etcdclusters,verbs=get;list;watch
 // +kubebuilder:rbac:groups=etcd.database.coreos.com,namespace=etcd-operator-system,resources=etcdclusters/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=etcd.database.coreos.com,namespace=etcd-operator-system,resources=etcdclusters/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",namespace=etcd-operator-system,resources=pods,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups="",namespace=etcd-operator-system,resources=services,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups="",namespace=etcd-operator-system,resources=persistentvolumeclaims,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",namespace=etcd-operator-system,resources=pods,verbs=get;list;watch;create;delete;patch
+// +kubebuilder:rbac:groups="",namespace=etcd-operator-system,resources=services,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",namespace=etcd-operator-system,resources=persistentvolumeclaims,verbs=get;list;watch;create;delete;patch
 // +kubebuilder:rbac:groups=events.k8s.io,namespace=etcd-operator-system,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=policy,namespace=etcd-operator-system,resources=poddisruptionbudgets,verbs=get;list;watch;create;update
 

@@ -166,6 +166,33 @@ func TestPausedClusterIsLeftAlone(t *testing.T) {
 	}
 }
 
+// getCluster reads c as the API server has it now.
+func getCluster(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*etcdv1beta2.EtcdCluster, error) {
+	var got etcdv1beta2.EtcdCluster
+	err := k8s.Get(ctx, client.ObjectKeyFromObject(c), &got)
+	return &got, err
+}
+
+func setVersion(ctx context.Context, c *etcdv1beta2.EtcdCluster, v string) error {
+	return k8s.Patch(ctx, c, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"version":"`+v+`"}}`)))
+}
+
+// waitForCurrentVersion waits until the operator reports the version the members run.
+func waitForCurrentVersion(t *testing.T, c *etcdv1beta2.EtcdCluster, want string) {
+	t.Helper()
+	waitFor(t, "status.currentVersion "+want, func() error {
+		got, err := getCluster(context.Background(), c)
+		if err == nil && got.Status.CurrentVersion != want {
+			err = fmt.Errorf("status.currentVersion %q", got.Status.CurrentVersion)
+		}
+		return err
+	})
+}
+
+// Going 3.4 → 3.5 → 3.6 while the members still run 3.4 is refused: by the
+// API where the CRD's CEL rules run (they compare with status.currentVersion),
+// by the operator where they do not (the legacy CRD, Kubernetes < 1.25). The
+// members stay on 3.4.37 either way.
 func TestOperatorRefusesSkippingAMinorRelease(t *testing.T) {
 	needAPIServer(t)
 	ctx := context.Background()
@@ -183,29 +210,36 @@ func TestOperatorRefusesSkippingAMinorRelease(t *testing.T) {
 		}
 		return err
 	})
-	// Each step passes the API's transition rule (one minor from the previous
-	// spec), but the members still run 3.4: the operator must refuse 3.6.
-	for _, v := range []string{"3.5.21", "3.6.5"} {
-		patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"version":"`+v+`"}}`))
-		if err := k8s.Patch(ctx, c, patch); err != nil {
-			t.Fatalf("setting version %s: %v", v, err)
-		}
+	waitForCurrentVersion(t, c, "3.4.37")
+	if err := setVersion(ctx, c, "3.5.21"); err != nil {
+		t.Fatalf("setting version 3.5.21: %v", err)
 	}
-	waitFor(t, "Upgrading condition refuses the skew", func() error {
-		var got etcdv1beta2.EtcdCluster
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(c), &got); err != nil {
-			return err
+	err := setVersion(ctx, c, "3.6.5")
+	switch {
+	case celRules(t) && !legacyCRD():
+		if err == nil || !strings.Contains(err.Error(), "version skew refused") {
+			t.Fatalf("setting version 3.6.5 while the members run 3.4.37: %v, want the API to refuse it", err)
 		}
-		cond := meta.FindStatusCondition(got.Status.Conditions, conditions.Upgrading)
-		if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != conditions.ReasonVersionSkewRefused ||
-			got.Status.ObservedGeneration != got.Generation {
-			return fmt.Errorf("Upgrading condition %+v", cond)
-		}
-		if !strings.Contains(got.Status.Reason, "one minor release at a time") {
-			return fmt.Errorf("status.reason %q does not explain the refusal", got.Status.Reason)
-		}
-		return nil
-	})
+		t.Logf("refused as it should be: %v", err)
+	case err != nil:
+		t.Fatalf("setting version 3.6.5: %v", err)
+	default:
+		waitFor(t, "Upgrading condition refuses the skew", func() error {
+			got, err := getCluster(ctx, c)
+			if err != nil {
+				return err
+			}
+			cond := meta.FindStatusCondition(got.Status.Conditions, conditions.Upgrading)
+			if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != conditions.ReasonVersionSkewRefused ||
+				got.Status.ObservedGeneration != got.Generation {
+				return fmt.Errorf("Upgrading condition %+v", cond)
+			}
+			if !strings.Contains(got.Status.Reason, "one minor release at a time") {
+				return fmt.Errorf("status.reason %q does not explain the refusal", got.Status.Reason)
+			}
+			return nil
+		})
+	}
 	pods, err := memberPods(ctx, ns, "skew")
 	if err != nil {
 		t.Fatal(err)
@@ -215,4 +249,38 @@ func TestOperatorRefusesSkippingAMinorRelease(t *testing.T) {
 			t.Errorf("pod %s changed to %s despite the refusal", p.Name, p.Spec.Containers[0].Image)
 		}
 	}
+}
+
+// A rollout can always be aborted: spec.version set back to the
+// status.currentVersion the operator reports is accepted, where the CRD used
+// to refuse anything lower than the previous spec.version.
+func TestRolloutCanBeAborted(t *testing.T) {
+	needAPIServer(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	startOperator(t, ns, nil)
+
+	c := newCluster(ns, "abort", 3, "3.5.21")
+	if err := k8s.Create(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	waitForCurrentVersion(t, c, "3.5.21")
+	if err := setVersion(ctx, c, "3.6.16"); err != nil {
+		t.Fatalf("setting version 3.6.16: %v", err)
+	}
+	if err := setVersion(ctx, c, "3.5.21"); err != nil {
+		t.Fatalf("setting version 3.5.21 back while the members run it: %v", err)
+	}
+	waitFor(t, "nothing to roll any more", func() error {
+		got, err := getCluster(ctx, c)
+		if err != nil {
+			return err
+		}
+		cond := meta.FindStatusCondition(got.Status.Conditions, conditions.Upgrading)
+		if cond == nil || cond.Status != metav1.ConditionFalse || got.Status.ObservedGeneration != got.Generation ||
+			got.Status.TargetVersion != "" || got.Status.CurrentVersion != "3.5.21" {
+			return fmt.Errorf("Upgrading condition %+v, status %+v", cond, got.Status)
+		}
+		return nil
+	})
 }

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
@@ -13,12 +14,19 @@ import (
 )
 
 // ensureServices creates the peer and client Services when missing. An
-// existing Service is left as it is (coreos tolerated pre-created ones too).
+// existing Service is left as it is (coreos tolerated pre-created ones too),
+// but one with no controller and the cluster's labels is adopted: it is the
+// cluster's own, orphaned (--cascade=orphan), and must go when it goes.
 func (r *Reconciler) ensureServices(ctx context.Context, c *etcdv1beta2.EtcdCluster) error {
 	for _, svc := range []*corev1.Service{desired.PeerService(c), desired.ClientService(c)} {
 		var existing corev1.Service
 		err := r.Client.Get(ctx, client.ObjectKeyFromObject(svc), &existing)
 		if err == nil {
+			if metav1.GetControllerOf(&existing) == nil && hasLabels(&existing, desired.Selector(c.Name)) {
+				if err := r.setController(ctx, c, &existing); err != nil {
+					return fmt.Errorf("adopting Service %s: %w", svc.Name, err)
+				}
+			}
 			continue
 		}
 		if !apierrors.IsNotFound(err) {
@@ -29,4 +37,13 @@ func (r *Reconciler) ensureServices(ctx context.Context, c *etcdv1beta2.EtcdClus
 		}
 	}
 	return nil
+}
+
+func hasLabels(obj metav1.Object, want map[string]string) bool {
+	for k, v := range want {
+		if obj.GetLabels()[k] != v {
+			return false
+		}
+	}
+	return true
 }

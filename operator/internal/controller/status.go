@@ -67,8 +67,11 @@ func computeStatus(c *etcdv1beta2.EtcdCluster, obs *observation, a plan.Action, 
 	metrics.Members.WithLabelValues(c.Namespace, c.Name, "unready").Set(float64(len(unready)))
 
 	st.CurrentVersion = plan.CurrentVersion(obs.Observed)
+	// Written on every pass from what is seen and what was written before:
+	// this is how a held upgrade outlives the operator (see plan.HeldImage).
+	st.UnpulledImage = plan.HeldImage(obs.Observed)
 	effective, refusal := plan.EffectiveVersion(obs.Observed)
-	upgrading := obs.MembershipKnown && hasOutdated(obs, desired.ImageOf(obs.Repository, effective))
+	upgrading, upgradeReason, upgradeMessage := plan.UpgradeCondition(obs.Observed)
 
 	switch {
 	case a.Kind == plan.Fail:
@@ -81,7 +84,7 @@ func computeStatus(c *etcdv1beta2.EtcdCluster, obs *observation, a plan.Action, 
 	switch {
 	case refusal != nil:
 		st.Reason = refusal.Message
-	case a.Kind == plan.Fail:
+	case a.Kind == plan.Fail, a.Reason == conditions.ReasonForeignPods:
 		st.Reason = a.Message
 	case c.Spec.Paused:
 		st.Reason = a.Message
@@ -104,6 +107,10 @@ func computeStatus(c *etcdv1beta2.EtcdCluster, obs *observation, a plan.Action, 
 	}
 
 	switch {
+	case a.Kind == plan.Fail:
+		set(conditions.Available, false, conditions.ReasonQuorumLost, a.Message)
+	case a.Reason == conditions.ReasonForeignPods && len(obs.Pods) == 0:
+		set(conditions.Available, false, conditions.ReasonForeignPods, a.Message)
 	case !obs.MembershipKnown && (st.Phase == etcdv1beta2.PhaseCreating):
 		set(conditions.Available, false, conditions.ReasonBootstrapping, "no member answers yet")
 	case !obs.MembershipKnown:
@@ -133,14 +140,7 @@ func computeStatus(c *etcdv1beta2.EtcdCluster, obs *observation, a plan.Action, 
 		set(conditions.Recovering, false, conditions.ReasonNoDeadMembers, "every member has a running pod")
 	}
 
-	switch {
-	case refusal != nil:
-		set(conditions.Upgrading, false, refusal.Reason, refusal.Message)
-	case upgrading:
-		set(conditions.Upgrading, true, conditions.ReasonUpgradeInProgress, fmt.Sprintf("moving members to %s", desired.ImageOf(obs.Repository, effective)))
-	default:
-		set(conditions.Upgrading, false, conditions.ReasonUpToDate, fmt.Sprintf("every member runs %s", desired.ImageOf(obs.Repository, effective)))
-	}
+	set(conditions.Upgrading, upgrading, upgradeReason, upgradeMessage)
 
 	switch {
 	case len(refused) > 0:
@@ -158,36 +158,25 @@ func computeStatus(c *etcdv1beta2.EtcdCluster, obs *observation, a plan.Action, 
 // maxConditionMessage is the API's limit on a condition message.
 const maxConditionMessage = 32768
 
-func hasOutdated(obs *observation, image string) bool {
-	for _, m := range obs.Members {
-		if p, ok := obs.pods[m.Name]; ok && podImage(p) != image {
-			return true
-		}
-	}
-	return false
-}
-
-func podImage(p *corev1.Pod) string {
-	for _, ctr := range p.Spec.Containers {
-		if ctr.Name == desired.ContainerName {
-			return ctr.Image
-		}
-	}
-	return ""
+// refusalEvents are the Warning Events of the Upgrading condition's refusals.
+var refusalEvents = map[string]string{
+	conditions.ReasonDowngradeRefused:   conditions.EventUpgradeRefused,
+	conditions.ReasonVersionSkewRefused: conditions.EventUpgradeRefused,
+	conditions.ReasonImageNotPulled:     conditions.EventUpgradeHeld,
 }
 
 // recordRefusal emits the refusal Event once, when the Upgrading condition
-// first turns into a refusal.
+// first turns into a refusal (or a held upgrade).
 func (r *Reconciler) recordRefusal(c *etcdv1beta2.EtcdCluster, st *etcdv1beta2.EtcdClusterStatus) {
 	now := meta.FindStatusCondition(st.Conditions, conditions.Upgrading)
-	if now == nil || (now.Reason != conditions.ReasonDowngradeRefused && now.Reason != conditions.ReasonVersionSkewRefused) {
+	if now == nil || refusalEvents[now.Reason] == "" {
 		return
 	}
 	before := meta.FindStatusCondition(c.Status.Conditions, conditions.Upgrading)
 	if before != nil && before.Reason == now.Reason && before.Message == now.Message {
 		return
 	}
-	r.event(c, corev1.EventTypeWarning, conditions.EventUpgradeRefused, "Upgrade", "%s", now.Message)
+	r.event(c, corev1.EventTypeWarning, refusalEvents[now.Reason], "Upgrade", "%s", now.Message)
 }
 
 // errStatusDropped: a status written with the object did not stick.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -99,6 +100,16 @@ func needAPIServer(t *testing.T) {
 	}
 }
 
+// currentEraOnly skips a test on make test's old-era leg: tests of the
+// operator's membership logic on real etcd members, which no API server
+// version changes, run once, on the current leg.
+func currentEraOnly(t *testing.T) {
+	t.Helper()
+	if legacyCRD() {
+		t.Skip("membership logic on real members: run on the current Kubernetes leg only")
+	}
+}
+
 // newNamespace gives each test its own namespace.
 func newNamespace(t *testing.T) string {
 	t.Helper()
@@ -127,6 +138,37 @@ func startOperatorAs(t *testing.T, restCfg *rest.Config, namespace string, dial 
 // manager's client (and recorder), and etcdadmin.Dial when it has no Dial.
 func startReconciler(t *testing.T, restCfg *rest.Config, namespace string, r *controller.Reconciler, edits ...func(*ctrl.Options)) {
 	t.Helper()
+	m := runReconciler(t, restCfg, namespace, r, nil, edits...)
+	t.Cleanup(func() {
+		if err := m.stop(); err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+}
+
+// runningManager is a started manager: an operator process, for tests that
+// stop it (or crash it) before the test ends.
+type runningManager struct {
+	cancel context.CancelFunc
+	done   chan error
+	once   sync.Once
+	err    error
+}
+
+// stop ends the manager (if it has not ended) and waits for it.
+func (m *runningManager) stop() error {
+	m.once.Do(func() {
+		m.cancel()
+		m.err = <-m.done
+	})
+	return m.err
+}
+
+// runReconciler is startReconciler, returning the running manager; wrap,
+// when set, wraps the manager's client for r (fault injection).
+func runReconciler(t *testing.T, restCfg *rest.Config, namespace string, r *controller.Reconciler,
+	wrap func(client.Client) client.Client, edits ...func(*ctrl.Options)) *runningManager {
+	t.Helper()
 	mgrOpts := ctrl.Options{
 		Scheme:                 scheme,
 		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{namespace: {}}},
@@ -143,6 +185,9 @@ func startReconciler(t *testing.T, restCfg *rest.Config, namespace string, r *co
 		t.Fatal(err)
 	}
 	r.Client = mgr.GetClient()
+	if wrap != nil {
+		r.Client = wrap(r.Client)
+	}
 	if r.Dial == nil {
 		r.Dial = etcdadmin.Dial
 	}
@@ -154,22 +199,23 @@ func startReconciler(t *testing.T, restCfg *rest.Config, namespace string, r *co
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	m := &runningManager{cancel: cancel, done: make(chan error, 1)}
+	go func() { m.done <- mgr.Start(ctx) }()
+	return m
 }
 
 // waitFor polls check until it returns nil; it fails the test with the last
 // error if that takes longer than a minute.
 func waitFor(t *testing.T, what string, check func() error) {
 	t.Helper()
+	waitForLong(t, what, time.Minute, check)
+}
+
+// waitForLong is waitFor with its own limit.
+func waitForLong(t *testing.T, what string, limit time.Duration, check func() error) {
+	t.Helper()
 	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, time.Minute, true,
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, limit, true,
 		func(context.Context) (bool, error) {
 			last = check()
 			return last == nil, nil

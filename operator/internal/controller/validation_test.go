@@ -2,10 +2,14 @@ package controller_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/etcdproof/etcdproof/operator/internal/conditions"
+	"github.com/etcdproof/etcdproof/operator/internal/plan"
 )
 
 // The CRD's validation speaks to users: each bad value must be refused with
@@ -53,43 +57,75 @@ func TestCRDRefusesBadClusters(t *testing.T) {
 	}
 }
 
-func TestCRDRefusesDowngradeAndSkippedMinor(t *testing.T) {
+// TestCRDVersionChanges checks the CRD's side of the shared table of version
+// changes; the operator's side is plan.TestVersionChanges.
+func TestCRDVersionChanges(t *testing.T) {
 	needAPIServer(t)
 	if !celRules(t) {
 		t.Skip("CEL transition rules need Kubernetes 1.25+; older clusters rely on the operator's own refusal (TestOperatorRefusesSkippingAMinorRelease)")
 	}
 	ctx := context.Background()
 	ns := newNamespace(t)
-	tests := []struct {
-		name, from, to, wantMessage string
-	}{
-		{"downgrade", "3.5.21", "3.4.37", "downgrade refused"},
-		{"patch downgrade", "3.5.21", "3.5.17", "downgrade refused"},
-		{"3.4 to 3.6", "3.4.37", "3.6.5", "version skew refused"},
-		{"one minor up is fine", "3.4.37", "3.5.21", ""},
-		{"patch up is fine", "3.5.17", "3.5.21", ""},
+	words := map[string]string{
+		conditions.ReasonDowngradeRefused:   "downgrade refused",
+		conditions.ReasonVersionSkewRefused: "version skew refused",
 	}
-	for i, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := newCluster(ns, "v", 3, tt.from)
-			c.Name = "v-" + string(rune('a'+i))
+	for i, vc := range plan.VersionChanges {
+		t.Run(vc.Name, func(t *testing.T) {
+			c := newCluster(ns, fmt.Sprintf("v-%d", i), 3, vc.OldSpec)
 			c.Spec.Paused = true // the objects only
 			if err := k8s.Create(ctx, c); err != nil {
 				t.Fatal(err)
 			}
-			c.Spec.Version = tt.to
+			defer func() { _ = k8s.Delete(ctx, c, client.PropagationPolicy("Background")) }()
+			if vc.Current != "" {
+				c.Status.CurrentVersion = vc.Current
+				if err := k8s.Status().Update(ctx, c); err != nil {
+					t.Fatalf("reporting currentVersion %s: %v", vc.Current, err)
+				}
+			}
+			c.Spec.Version = vc.NewSpec
 			err := k8s.Update(ctx, c)
-			switch {
-			case tt.wantMessage == "" && err != nil:
-				t.Fatalf("update %s→%s refused: %v", tt.from, tt.to, err)
-			case tt.wantMessage != "" && err == nil:
-				t.Fatalf("update %s→%s accepted", tt.from, tt.to)
-			case tt.wantMessage != "" && !strings.Contains(err.Error(), tt.wantMessage):
-				t.Fatalf("error %q does not contain %q", err, tt.wantMessage)
+			switch want := words[vc.Refusal]; {
+			case want == "" && err != nil:
+				t.Fatalf("%s→%s (members on %q) refused: %v", vc.OldSpec, vc.NewSpec, vc.Current, err)
+			case want != "" && err == nil:
+				t.Fatalf("%s→%s (members on %q) accepted, want %s", vc.OldSpec, vc.NewSpec, vc.Current, want)
+			case want != "" && !strings.Contains(err.Error(), want):
+				t.Fatalf("error %q does not contain %q", err, want)
 			case err != nil:
 				t.Logf("refused as it should be: %v", err)
 			}
-			_ = k8s.Delete(ctx, c, client.PropagationPolicy("Background"))
 		})
+	}
+}
+
+// An update that keeps spec.version is never refused for it, even where
+// spec.version and status.currentVersion are further apart than a change
+// may go (a version refused by the operator on a cluster without CEL, or
+// set before the operator reported one): status writes and scaling go on.
+func TestCRDKeepsAnUnchangedVersion(t *testing.T) {
+	needAPIServer(t)
+	if !celRules(t) {
+		t.Skip("CEL transition rules need Kubernetes 1.25+")
+	}
+	ctx := context.Background()
+	ns := newNamespace(t)
+	c := newCluster(ns, "skewed", 3, "3.6.16")
+	c.Spec.Paused = true
+	if err := k8s.Create(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	c.Status.CurrentVersion = "3.4.37"
+	if err := k8s.Status().Update(ctx, c); err != nil {
+		t.Fatalf("status write: %v", err)
+	}
+	c.Spec.Size = 5
+	if err := k8s.Update(ctx, c); err != nil {
+		t.Fatalf("scaling: %v", err)
+	}
+	c.Status.ReadyMembers = "0/5"
+	if err := k8s.Status().Update(ctx, c); err != nil {
+		t.Fatalf("second status write: %v", err)
 	}
 }

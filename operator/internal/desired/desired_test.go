@@ -109,6 +109,13 @@ func TestMemberPod(t *testing.T) {
 					t.Errorf("command %v", cmd)
 				}
 			}},
+		{"a member brought back after a failed pull records the image", nil,
+			Member{Name: "example-c", Version: "3.5.21", ImageNotPulled: "quay.io/coreos/etcd:v3.6.99"},
+			func(t *testing.T, p *corev1.Pod) {
+				if got := p.Annotations[AnnotationImageNotPulled]; got != "quay.io/coreos/etcd:v3.6.99" || p.Spec.Containers[0].Image != "quay.io/coreos/etcd:v3.5.21" {
+					t.Errorf("annotation %q, image %q", got, p.Spec.Containers[0].Image)
+				}
+			}},
 		{"pod policy is applied and cannot override selector labels",
 			func(c *etcdv1beta2.EtcdCluster) {
 				c.Spec.Repository = "registry.local/etcd"

@@ -21,6 +21,9 @@ const (
 	// AnnotationPodPolicy records the pod policy a member pod was made with
 	// (PodPolicyHash), so a changed policy is rolled out member by member.
 	AnnotationPodPolicy = "etcd.database.coreos.com/pod-policy-hash"
+	// AnnotationImageNotPulled records, on a member pod brought back on its
+	// previous version, the image of spec.version it could not pull.
+	AnnotationImageNotPulled = "etcd.database.coreos.com/image-not-pulled"
 )
 
 // Ports and paths inside a member pod.

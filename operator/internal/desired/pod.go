@@ -27,6 +27,9 @@ type Member struct {
 	NewCluster bool
 	// Token is the initial-cluster-token of a new cluster.
 	Token string
+	// ImageNotPulled is the image the member could not pull before this pod
+	// (AnnotationImageNotPulled); "" for most pods.
+	ImageNotPulled string
 }
 
 // InitialClusterFlag renders name=peerURL pairs in a stable order.
@@ -114,6 +117,9 @@ func MemberPod(c *etcdv1beta2.EtcdCluster, m Member, u Unsafe) *corev1.Pod {
 	maps.Copy(annotations, policy.Annotations)
 	annotations[AnnotationVersion] = m.Version
 	annotations[AnnotationPodPolicy] = PodPolicyHash(c)
+	if m.ImageNotPulled != "" {
+		annotations[AnnotationImageNotPulled] = m.ImageNotPulled
+	}
 	startup, liveness, readiness := memberProbes(m.Version)
 	if u.ShellProbe {
 		readiness = shellReadinessProbe()

@@ -7,7 +7,6 @@ import (
 
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
 	"github.com/etcdproof/etcdproof/operator/internal/conditions"
-	"github.com/etcdproof/etcdproof/operator/internal/desired"
 )
 
 // Timing of the plan's waits. Short because etcd changes produce no
@@ -23,27 +22,6 @@ const (
 	// by a member list that lags behind the member add.
 	OrphanGrace = 15 * time.Second
 )
-
-// EffectiveVersion is the version new members get: spec.version unless that
-// change is refused, then the version the cluster runs now.
-func EffectiveVersion(o Observed) (string, *Refusal) {
-	current := CurrentVersion(o)
-	if r := CheckVersionChange(current, o.Version); r != nil {
-		return current, r
-	}
-	return o.Version, nil
-}
-
-// CurrentVersion is the lowest version run by a pod that is a member.
-func CurrentVersion(o Observed) string {
-	var versions []string
-	for _, p := range o.Pods {
-		if !o.MembershipKnown || o.isMember(p.Name) {
-			versions = append(versions, p.Version)
-		}
-	}
-	return LowestVersion(versions)
-}
 
 func (o Observed) isMember(name string) bool {
 	for _, m := range o.Members {
@@ -84,9 +62,10 @@ func wait(reason, msg string, after time.Duration) Action {
 // Next returns the one next safe action. Checks run in order of urgency and
 // the first that applies wins: recover, then finish a membership change, then
 // scale, then upgrade. When a member pod that does not run will pass the
-// deadline before the next look, the next look is at the deadline.
+// deadline before the next look, the next look is at the deadline. A pod
+// recreated on its claim gets its version from recreating.
 func Next(o Observed, opts Options) Action {
-	a := next(o, opts)
+	a := recreating(o, next(o, opts))
 	if a.RequeueAfter > 0 && o.MembershipKnown {
 		if left, ok := untilDeadline(o); ok && left < a.RequeueAfter {
 			a.RequeueAfter = left
@@ -99,12 +78,18 @@ func next(o Observed, opts Options) Action {
 	if o.Paused {
 		return Action{Kind: Nothing, Reason: conditions.ReasonPaused, Message: "spec.paused is true: no changes are made"}
 	}
+	if a, ok := strangers(o); ok {
+		return a
+	}
 	version, _ := EffectiveVersion(o)
+	if a, ok := restartUnpulled(o); ok {
+		return a
+	}
 	if !o.MembershipKnown {
 		return withoutMembership(o, version)
 	}
 	for _, step := range []func(Observed, Options, string) (Action, bool){
-		orphanPods, deadMembers, learners, healthGate, scale, upgrade,
+		orphanPods, orphanClaims, deadMembers, learners, healthGate, scale, upgrade,
 	} {
 		if a, ok := step(o, opts, version); ok {
 			return a
@@ -320,26 +305,16 @@ func liveMembers(o Observed) []Member {
 	return live
 }
 
-// outdated: the member's pod runs another image, or was made with another
-// pod policy (resources, affinity, tolerations, node selector), so it is
-// rolled like an upgrade. Pods that carry no policy hash are never rolled for
-// their policy alone.
-func (o Observed) outdated(name, image string) bool {
-	p, ok := o.pod(name)
-	return ok && (p.Image != image || (p.PolicyHash != "" && o.PolicyHash != "" && p.PolicyHash != o.PolicyHash))
-}
-
 func scale(o Observed, _ Options, version string) (Action, bool) {
 	live := liveMembers(o)
-	image := desired.ImageOf(o.Repository, version)
 	switch {
 	case len(live) < o.Size:
 		return Action{Kind: AddMember, Version: version, Reason: conditions.ReasonScalingUp,
 			Message: fmt.Sprintf("adding a member (%d of %d)", len(live)+1, o.Size), RequeueAfter: AfterChange}, true
 	case len(live) > o.Size:
-		victim, upgrade := pickVictim(o, live, image)
+		victim, upgrade := pickVictim(o, live, version)
 		if victim.ID == o.LeaderID {
-			return moveLeaderAway(o, live, image, victim)
+			return moveLeaderAway(o, live, version, victim)
 		}
 		reason := conditions.ReasonScalingDown
 		if upgrade {
@@ -385,14 +360,22 @@ func stopFirst(live []Member, victim Member) bool {
 	return voters >= 3 && healthyOthers == voters-1 && healthyOthers >= voters/2+1
 }
 
-// pickVictim prefers an outdated member, then a follower, then the newest name
-// order for determinism.
-func pickVictim(o Observed, live []Member, image string) (Member, bool) {
+// pickVictim prefers an outdated member, then one on a newer minor release
+// than version (the member an aborted emptyDir upgrade added), then a
+// follower, then the newest name order for determinism.
+func pickVictim(o Observed, live []Member, version string) (Member, bool) {
 	sorted := append([]Member(nil), live...)
+	newer := func(m Member) bool {
+		p, ok := o.pod(m.Name)
+		return ok && newerMinor(p.Version, version)
+	}
 	sort.SliceStable(sorted, func(i, j int) bool {
-		oi, oj := o.outdated(sorted[i].Name, image), o.outdated(sorted[j].Name, image)
+		oi, oj := o.outdated(sorted[i].Name, version), o.outdated(sorted[j].Name, version)
 		if oi != oj {
 			return oi
+		}
+		if ni, nj := newer(sorted[i]), newer(sorted[j]); ni != nj {
+			return ni
 		}
 		li, lj := sorted[i].ID == o.LeaderID, sorted[j].ID == o.LeaderID
 		if li != lj {
@@ -400,17 +383,17 @@ func pickVictim(o Observed, live []Member, image string) (Member, bool) {
 		}
 		return sorted[i].Name < sorted[j].Name
 	})
-	return sorted[0], o.outdated(sorted[0].Name, image)
+	return sorted[0], o.outdated(sorted[0].Name, version)
 }
 
-func moveLeaderAway(o Observed, live []Member, image string, leader Member) (Action, bool) {
+func moveLeaderAway(o Observed, live []Member, version string, leader Member) (Action, bool) {
 	var target *Member
 	for i := range live {
 		m := live[i]
 		if m.ID == leader.ID || m.IsLearner || !m.Healthy {
 			continue
 		}
-		if target == nil || (!o.outdated(m.Name, image) && o.outdated(target.Name, image)) {
+		if target == nil || (!o.outdated(m.Name, version) && o.outdated(target.Name, version)) {
 			target = &m
 		}
 	}
@@ -420,41 +403,6 @@ func moveLeaderAway(o Observed, live []Member, image string, leader Member) (Act
 	return Action{Kind: MoveLeader, Member: leader.Name, MemberID: leader.ID, TargetID: target.ID,
 		Reason:       conditions.ReasonUpgradeInProgress,
 		Message:      fmt.Sprintf("moving leadership from %s to %s before changing it", leader.Name, target.Name),
-		RequeueAfter: AfterChange}, true
-}
-
-func upgrade(o Observed, opts Options, version string) (Action, bool) {
-	image := desired.ImageOf(o.Repository, version)
-	var outdated []string
-	for _, m := range o.Members {
-		if o.outdated(m.Name, image) {
-			outdated = append(outdated, m.Name)
-		}
-	}
-	if len(outdated) == 0 {
-		return Action{}, false
-	}
-	sort.Strings(outdated)
-	if opts.UpgradeAllAtOnce {
-		return Action{Kind: RestartAll, Names: outdated, Version: version, Upgrade: true, Reason: conditions.ReasonUpgradeInProgress,
-			Message: "restarting every outdated member at once (unsafe mode)", RequeueAfter: AfterChange}, true
-	}
-	if !o.UsesPVC {
-		// emptyDir: a restarted member would come back empty, so add an
-		// up-to-date member first and then take out an outdated one (scale
-		// picks it and stops it first where quorum allows, see stopFirst):
-		// the cluster never has fewer voters than spec.size.
-		return Action{Kind: AddMember, Version: version, Upgrade: true, Reason: conditions.ReasonUpgradeInProgress,
-			Message:      fmt.Sprintf("adding a %s member to replace an outdated one (%d outdated)", version, len(outdated)),
-			RequeueAfter: AfterChange}, true
-	}
-	live := liveMembers(o)
-	victim, _ := pickVictim(o, live, image)
-	if victim.ID == o.LeaderID {
-		return moveLeaderAway(o, live, image, victim)
-	}
-	return Action{Kind: RestartMember, Member: victim.Name, MemberID: victim.ID, Version: version, Upgrade: true,
-		Reason: conditions.ReasonUpgradeInProgress, Message: fmt.Sprintf("restarting member %s with %s", victim.Name, image),
 		RequeueAfter: AfterChange}, true
 }
 

@@ -36,6 +36,13 @@ func with(o Observed, f func(*Observed)) Observed {
 		pvcs[k] = v
 	}
 	o.PVCs = pvcs
+	if o.PVCCreated != nil {
+		created := map[string]time.Time{}
+		for k, v := range o.PVCCreated {
+			created[k] = v
+		}
+		o.PVCCreated = created
+	}
 	f(&o)
 	return o
 }

@@ -27,6 +27,12 @@ type Pod struct {
 	// BootstrapPeers lists, for a pod started to bootstrap a new cluster, the
 	// names of every member of that bootstrap (from its --initial-cluster).
 	BootstrapPeers []string
+	// Pending is true until the pod's containers start (phase Pending): its
+	// member has not run the pod's version yet.
+	Pending bool
+	// ImageNotPulled is the image the member could not pull before this pod
+	// brought it back on its previous version (desired.AnnotationImageNotPulled).
+	ImageNotPulled string
 }
 
 // Member is one entry of etcd's membership, joined with its health.
@@ -51,6 +57,11 @@ type Observed struct {
 	Paused     bool
 	UsesPVC    bool
 	Phase      etcdv1beta2.ClusterPhase
+	// ReportedVersion is status.currentVersion as last written: the lowest
+	// version a member ran, for members that run no pod now (see CurrentVersion).
+	ReportedVersion string
+	// UnpulledImage is status.unpulledImage as last written (see HeldImage).
+	UnpulledImage string
 	// PolicyHash is the pod policy new member pods get (desired.PodPolicyHash).
 	PolicyHash string
 	// NotRunningDeadline is how long a member pod may not run (Pod.NotRunning)
@@ -58,8 +69,17 @@ type Observed struct {
 	NotRunningDeadline time.Duration
 
 	Pods []Pod
-	// PVCs holds the names of existing member claims.
-	PVCs map[string]bool
+	// PVCs holds the names of existing member claims, PVCCreated when each
+	// was made (for OrphanGrace).
+	PVCs       map[string]bool
+	PVCCreated map[string]time.Time
+
+	// Pods with the cluster's labels that it does not control (its
+	// EtcdCluster was deleted with --cascade=orphan and created again, say):
+	// Adoptable are members of its etcd cluster with no controller; Foreign
+	// name the others, each with why it cannot be adopted.
+	Adoptable []string
+	Foreign   []string
 
 	// MembershipKnown is false when no member answered.
 	MembershipKnown bool
@@ -109,6 +129,10 @@ const (
 	RestartMember Kind = "RestartMember"
 	// DeleteOrphanPod: delete pod Member, which belongs to no member.
 	DeleteOrphanPod Kind = "DeleteOrphanPod"
+	// AdoptPods: make the cluster the controller of pods Names (and their claims).
+	AdoptPods Kind = "AdoptPods"
+	// DeleteOrphanClaim: delete claim Member, which belongs to no member and no pod.
+	DeleteOrphanClaim Kind = "DeleteOrphanClaim"
 	// RestartAll (unsafe): force-delete and recreate every pod in Names at once.
 	RestartAll Kind = "RestartAll"
 	// ResumeBootstrap: create the missing pod Member of an unfinished bootstrap,
@@ -131,6 +155,9 @@ type Action struct {
 	// NotRunning, on the removal of a dead member whose pod does not run,
 	// says why it counts as dead (for the Warning Event).
 	NotRunning string
+	// ImageNotPulled, on a RecreatePod while an upgrade is held, is the image
+	// that could not be pulled, recorded on the new pod.
+	ImageNotPulled string
 	// Reason is a condition reason; Message says the same for people.
 	Reason       string
 	Message      string

@@ -49,7 +49,9 @@ type Refusal struct {
 }
 
 // CheckVersionChange refuses a downgrade or a jump of more than one minor
-// release (etcd supports neither); nil means the change is safe to roll out.
+// release (etcd supports neither) from current, the version the members run;
+// nil means the change is safe to roll out. The CRD's transition rules make
+// the same decision from status.currentVersion (see VersionChanges).
 func CheckVersionChange(current, target string) *Refusal {
 	if current == "" || current == target {
 		return nil
@@ -90,4 +92,66 @@ func LowestVersion(versions []string) string {
 		}
 	}
 	return text
+}
+
+// EffectiveVersion is the version new members get: spec.version unless that
+// change is refused, or its image could not be pulled (HeldImage); then the
+// version the cluster runs now.
+func EffectiveVersion(o Observed) (string, *Refusal) {
+	current := CurrentVersion(o)
+	if r := CheckVersionChange(current, o.Version); r != nil {
+		return current, r
+	}
+	if image := HeldImage(o); image != "" {
+		return current, &Refusal{
+			Reason: conditions.ReasonImageNotPulled,
+			Message: fmt.Sprintf("image %s could not be pulled: the upgrade to %s is held and members stay on %s; set spec.version to another version to go on",
+				image, o.Version, current),
+		}
+	}
+	return o.Version, nil
+}
+
+// CurrentVersion is the lowest version a member runs. A member whose pod is
+// gone, or has not started yet, counts with the version reported before
+// (Observed.ReportedVersion): its data is still that of the version it ran
+// last, which is where it goes back to if the new pod cannot start (HeldImage).
+// Before any version is reported (a new cluster) pods count as they are.
+func CurrentVersion(o Observed) string {
+	var versions []string
+	waiting := false
+	for _, name := range o.memberNames() {
+		p, ok := o.pod(name)
+		if !ok || (p.Pending && o.ReportedVersion != "") {
+			waiting = true
+			continue
+		}
+		versions = append(versions, p.Version)
+	}
+	if waiting || len(versions) == 0 {
+		versions = append(versions, o.ReportedVersion)
+	}
+	return LowestVersion(versions)
+}
+
+// memberNames are the members' names; while no member answers, those of
+// the pods and claims there are.
+func (o Observed) memberNames() []string {
+	var names []string
+	if o.MembershipKnown {
+		for _, m := range o.Members {
+			names = append(names, m.Name)
+		}
+		return names
+	}
+	seen := map[string]bool{}
+	for _, p := range o.Pods {
+		seen[p.Name] = true
+	}
+	if o.UsesPVC {
+		for name := range o.PVCs {
+			seen[name] = true
+		}
+	}
+	return sortedKeys(seen)
 }

@@ -1,0 +1,317 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/etcdproof/etcdproof/operator/internal/desired"
+)
+
+// etcdKubelet plays the kubelet for every member pod of one namespace with
+// real etcd: each pod the operator creates runs an embedded etcd member
+// configured from the pod's own command line (name, initial cluster and
+// state, token, advertised URLs), listening on its own loopback "pod IP" and
+// reachable under its member host name (memberDNS). Its data lives in the
+// pod's volume: a claim keeps it across pods, an emptyDir dies with the pod.
+// A member that stops by itself (removed from membership, say) is restarted
+// in place after a second, as restartPolicy Always does, and shows
+// CrashLoopBackOff meanwhile. A deleted pod keeps a finalizer until its
+// member has stopped, as a graceful deletion does.
+//
+// Unlike fakeNetwork/startMembers, members the operator adds later start
+// too, so a test can watch the operator take a cluster through any sequence
+// of membership changes and judge the outcome on etcd's own membership.
+type etcdKubelet struct {
+	t   *testing.T
+	ns  string
+	dns *memberDNS
+
+	mu        sync.Mutex
+	processes map[types.UID]*memberProcess // by pod UID
+	volumes   map[types.UID]string         // claim UID → data dir
+}
+
+// memberProcess is one pod's etcd container.
+type memberProcess struct {
+	pod  string
+	ip   net.IP
+	stop chan struct{}
+	done chan struct{}
+
+	mu       sync.Mutex
+	etcd     *embed.Etcd
+	ready    bool
+	started  time.Time
+	waiting  string // container waiting reason while etcd does not run
+	restarts int32
+}
+
+var podIPs atomic.Uint32
+
+// nextPodIP hands out loopback addresses (127.0.1.1, 127.0.1.2, ...): each
+// member listens on the real ports 2379 and 2380 of its own address.
+func nextPodIP() net.IP {
+	n := podIPs.Add(1) - 1
+	return net.IPv4(127, 0, byte(1+n/250), byte(1+n%250)).To4()
+}
+
+// runEtcdKubelet starts the kubelet for namespace ns until the test ends.
+func runEtcdKubelet(t *testing.T, ns string) *etcdKubelet {
+	t.Helper()
+	k := &etcdKubelet{t: t, ns: ns, dns: useMemberDNS(t),
+		processes: map[types.UID]*memberProcess{}, volumes: map[types.UID]string{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		for _, p := range k.processes {
+			p.halt()
+		}
+	})
+	go func() {
+		defer close(done)
+		_ = wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			var pods corev1.PodList
+			if err := k8s.List(ctx, &pods, client.InNamespace(ns)); err == nil {
+				for i := range pods.Items {
+					k.sync(ctx, &pods.Items[i])
+				}
+			}
+			return false, nil
+		})
+	}()
+	return k
+}
+
+func (k *etcdKubelet) sync(ctx context.Context, pod *corev1.Pod) {
+	if pod.DeletionTimestamp != nil {
+		k.terminate(ctx, pod)
+		return
+	}
+	if !slices.Contains(pod.Finalizers, kubeletFinalizer) {
+		before := pod.DeepCopy()
+		pod.Finalizers = append(pod.Finalizers, kubeletFinalizer)
+		_ = k8s.Patch(ctx, pod, client.MergeFrom(before))
+		return
+	}
+	k.mu.Lock()
+	proc, ok := k.processes[pod.UID]
+	if !ok {
+		cfg, err := k.memberConfig(ctx, pod)
+		if err != nil {
+			k.mu.Unlock()
+			k.t.Logf("kubelet: pod %s: %v", pod.Name, err)
+			return
+		}
+		proc = &memberProcess{pod: pod.Name, ip: net.ParseIP(cfg.ListenPeerUrls[0].Hostname()),
+			stop: make(chan struct{}), done: make(chan struct{}), waiting: "ContainerCreating"}
+		k.processes[pod.UID] = proc
+		k.dns.set(desired.MemberHost(pod.Name, pod.Labels[desired.LabelCluster], pod.Namespace), proc.ip)
+		go proc.run(cfg)
+	}
+	k.mu.Unlock()
+	want := pod.DeepCopy()
+	proc.reportStatus(&want.Status)
+	if !equality.Semantic.DeepEqual(want.Status, pod.Status) {
+		_ = k8s.Status().Update(ctx, want)
+	}
+}
+
+// terminate stops the pod's member, then lets the deletion finish.
+func (k *etcdKubelet) terminate(ctx context.Context, pod *corev1.Pod) {
+	k.mu.Lock()
+	proc := k.processes[pod.UID]
+	k.mu.Unlock()
+	if proc != nil {
+		proc.halt()
+	}
+	if slices.Contains(pod.Finalizers, kubeletFinalizer) {
+		before := pod.DeepCopy()
+		pod.Finalizers = slices.DeleteFunc(pod.Finalizers, func(f string) bool { return f == kubeletFinalizer })
+		_ = k8s.Patch(ctx, pod, client.MergeFrom(before))
+	}
+}
+
+// memberConfig reads the etcd member a pod runs from its command line.
+func (k *etcdKubelet) memberConfig(ctx context.Context, pod *corev1.Pod) (*embed.Config, error) {
+	flags := map[string]string{}
+	for _, ctr := range pod.Spec.Containers {
+		if ctr.Name != desired.ContainerName {
+			continue
+		}
+		for _, arg := range ctr.Command {
+			if name, value, ok := strings.Cut(strings.TrimPrefix(arg, "--"), "="); ok {
+				flags[name] = value
+			}
+		}
+	}
+	dir, err := k.dataDir(ctx, pod)
+	if err != nil {
+		return nil, err
+	}
+	ip := nextPodIP()
+	cfg := embed.NewConfig()
+	cfg.Name = flags["name"]
+	cfg.Dir = dir
+	cfg.InitialCluster = flags["initial-cluster"]
+	cfg.ClusterState = flags["initial-cluster-state"]
+	if token := flags["initial-cluster-token"]; token != "" {
+		cfg.InitialClusterToken = token
+	}
+	cfg.ListenPeerUrls = []url.URL{{Scheme: "http", Host: net.JoinHostPort(ip.String(), fmt.Sprint(desired.PeerPort))}}
+	cfg.ListenClientUrls = []url.URL{{Scheme: "http", Host: net.JoinHostPort(ip.String(), fmt.Sprint(desired.ClientPort))}}
+	for flag, urls := range map[string]*[]url.URL{
+		"initial-advertise-peer-urls": &cfg.AdvertisePeerUrls, "advertise-client-urls": &cfg.AdvertiseClientUrls,
+	} {
+		u, err := url.Parse(flags[flag])
+		if err != nil || u.Host == "" {
+			return nil, fmt.Errorf("--%s=%q: %v", flag, flags[flag], err)
+		}
+		*urls = []url.URL{*u}
+	}
+	cfg.ListenMetricsUrls = nil
+	// Errors only: etcd logs a fatal error before it ends the test process.
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.New(zapcore.NewCore(
+		zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig()), zapcore.Lock(os.Stderr), zap.ErrorLevel),
+	).With(zap.String("member", cfg.Name)))
+	return cfg, nil
+}
+
+// dataDir is the member's data directory: the claim's (kept for the claim's
+// life, whatever pod mounts it), or a fresh one for an emptyDir.
+func (k *etcdKubelet) dataDir(ctx context.Context, pod *corev1.Pod) (string, error) {
+	for _, v := range pod.Spec.Volumes {
+		if v.Name != desired.DataVolume || v.PersistentVolumeClaim == nil {
+			continue
+		}
+		var claim corev1.PersistentVolumeClaim
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: v.PersistentVolumeClaim.ClaimName}, &claim); err != nil {
+			return "", fmt.Errorf("volume %s: %w", v.PersistentVolumeClaim.ClaimName, err)
+		}
+		if dir, ok := k.volumes[claim.UID]; ok {
+			return dir, nil
+		}
+		k.volumes[claim.UID] = k.t.TempDir()
+		return k.volumes[claim.UID], nil
+	}
+	return k.t.TempDir(), nil
+}
+
+// run is the container: start etcd, and start it again a second after it
+// stops by itself, until the pod goes.
+func (p *memberProcess) run(cfg *embed.Config) {
+	defer close(p.done)
+	for {
+		e, err := embed.StartEtcd(cfg)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "kubelet: pod %s: etcd did not start: %v\n", p.pod, err)
+		} else {
+			p.set(func() { p.etcd, p.waiting, p.started = e, "", time.Now() })
+			select {
+			case <-e.Server.ReadyNotify():
+				p.set(func() { p.ready = true })
+			case <-e.Server.StopNotify():
+			case <-p.stop:
+			}
+			select {
+			case <-e.Server.StopNotify():
+			case <-p.stop:
+			}
+			e.Close()
+			p.set(func() { p.etcd, p.ready = nil, false })
+		}
+		select {
+		case <-p.stop:
+			return
+		default:
+		}
+		p.set(func() { p.waiting = "CrashLoopBackOff"; p.restarts++ })
+		select {
+		case <-p.stop:
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func (p *memberProcess) set(change func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	change()
+}
+
+// halt stops the container (SIGTERM, in a real pod) and waits for it.
+func (p *memberProcess) halt() {
+	p.mu.Lock()
+	select {
+	case <-p.stop:
+	default:
+		close(p.stop)
+	}
+	p.mu.Unlock()
+	<-p.done
+}
+
+// reportStatus writes what the kubelet would report for the pod.
+func (p *memberProcess) reportStatus(st *corev1.PodStatus) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st.Phase = corev1.PodRunning
+	st.PodIP = p.ip.String()
+	ctr := corev1.ContainerStatus{Name: desired.ContainerName, Ready: p.ready, RestartCount: p.restarts}
+	if p.etcd != nil {
+		ctr.State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(p.started.Truncate(time.Second))}
+		ctr.Started = ptr.To(true)
+	} else {
+		ctr.State.Waiting = &corev1.ContainerStateWaiting{Reason: p.waiting}
+	}
+	if len(st.ContainerStatuses) == 1 {
+		ctr.Image, ctr.ImageID = st.ContainerStatuses[0].Image, st.ContainerStatuses[0].ImageID
+	}
+	st.ContainerStatuses = []corev1.ContainerStatus{ctr}
+	ready := corev1.ConditionFalse
+	if p.ready {
+		ready = corev1.ConditionTrue
+	}
+	for _, typ := range []corev1.PodConditionType{corev1.PodReady, corev1.ContainersReady} {
+		setPodCondition(st, typ, ready)
+	}
+}
+
+// setPodCondition sets a condition, moving its transition time only when its
+// status changes (the clock the operator's not-running deadline reads).
+func setPodCondition(st *corev1.PodStatus, typ corev1.PodConditionType, status corev1.ConditionStatus) {
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == typ {
+			if st.Conditions[i].Status != status {
+				st.Conditions[i].Status, st.Conditions[i].LastTransitionTime = status, metav1.Now()
+			}
+			return
+		}
+	}
+	st.Conditions = append(st.Conditions, corev1.PodCondition{Type: typ, Status: status, LastTransitionTime: metav1.Now()})
+}

@@ -1,0 +1,101 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
+	"github.com/etcdproof/etcdproof/operator/internal/conditions"
+	"github.com/etcdproof/etcdproof/operator/internal/controller"
+)
+
+// runningOnEtcdKubelet creates a cluster that the operator runs on real
+// etcd members (etcdKubelet) and waits until it is Running.
+func runningOnEtcdKubelet(t *testing.T, size int, volumes bool) *etcdv1beta2.EtcdCluster {
+	t.Helper()
+	ns := newNamespace(t)
+	runEtcdKubelet(t, ns)
+	startReconciler(t, cfg, ns, &controller.Reconciler{})
+	c := newCluster(ns, "quorum", size, "3.5.21")
+	if volumes {
+		withVolumes(c)
+	}
+	if err := k8s.Create(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	waitConverged(t, c, size, volumes)
+	return c
+}
+
+// killPods deletes n member pods at once with no grace period; it returns
+// their UIDs.
+func killPods(t *testing.T, c *etcdv1beta2.EtcdCluster, n int) map[types.UID]bool {
+	t.Helper()
+	pods, err := memberPods(context.Background(), c.Namespace, c.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed := map[types.UID]bool{}
+	for i := range n {
+		if err := k8s.Delete(context.Background(), &pods[i], client.GracePeriodSeconds(0)); err != nil {
+			t.Fatal(err)
+		}
+		killed[pods[i].UID] = true
+	}
+	return killed
+}
+
+// TestQuorumLossOnVolumesKeepsEveryWrite deletes a majority of the member
+// pods, then all of them, of a cluster on volumes: the members come back on
+// their claims, as the same members, with every acknowledged write.
+func TestQuorumLossOnVolumesKeepsEveryWrite(t *testing.T) {
+	needAPIServer(t)
+	currentEraOnly(t)
+	for _, killed := range []int{2, 3} {
+		t.Run(fmt.Sprintf("%d of 3 pods deleted", killed), func(t *testing.T) {
+			c := runningOnEtcdKubelet(t, 3, true)
+			key := putKey(t, c)
+			killPods(t, c, killed)
+			waitConverged(t, c, 3, true)
+			getKey(t, c, key)
+		})
+	}
+}
+
+// TestAllMembersLostOnEmptyDirIsNotBootstrappedAgain: when every member pod
+// of a cluster on emptyDir is gone, so is its data. The operator must not
+// start a new, empty cluster under the same name (clients would carry on
+// against it as if nothing was lost); it says QuorumLost and Failed.
+func TestAllMembersLostOnEmptyDirIsNotBootstrappedAgain(t *testing.T) {
+	needAPIServer(t)
+	currentEraOnly(t)
+	ctx := context.Background()
+	c := runningOnEtcdKubelet(t, 3, false)
+	killed := killPods(t, c, 3)
+	waitFor(t, "Failed with Available=False, QuorumLost", func() error {
+		var got etcdv1beta2.EtcdCluster
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(c), &got); err != nil {
+			return err
+		}
+		available := meta.FindStatusCondition(got.Status.Conditions, conditions.Available)
+		if got.Status.Phase != etcdv1beta2.PhaseFailed || available == nil || available.Reason != conditions.ReasonQuorumLost {
+			return fmt.Errorf("phase %s, Available %+v", got.Status.Phase, available)
+		}
+		return nil
+	})
+	var pods corev1.PodList
+	if err := k8s.List(ctx, &pods, client.InNamespace(c.Namespace)); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if !killed[p.UID] {
+			t.Fatalf("pod %s was created after every member was lost; want none (no new, empty cluster)", p.Name)
+		}
+	}
+}
