@@ -34,6 +34,7 @@ type Sizes struct {
 	ScaleFrom int `json:"scaleFrom"`
 	ScaleTo   int `json:"scaleTo"`
 	Replace   int `json:"replace"`
+	Kill      int `json:"kill"`
 	Upgrade   int `json:"upgrade"`
 }
 
@@ -174,7 +175,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Traffic.validate()...)
 	for field, v := range map[string]int{
 		"sizes.create": c.Sizes.Create, "sizes.scaleFrom": c.Sizes.ScaleFrom, "sizes.scaleTo": c.Sizes.ScaleTo,
-		"sizes.replace": c.Sizes.Replace, "sizes.upgrade": c.Sizes.Upgrade,
+		"sizes.replace": c.Sizes.Replace, "sizes.kill": c.Sizes.Kill, "sizes.upgrade": c.Sizes.Upgrade,
 		"traffic.clients": c.Traffic.Clients, "traffic.keys": c.Traffic.Keys, "traffic.ratePerSecond": c.Traffic.RatePerSecond,
 	} {
 		if v < 1 {
@@ -183,6 +184,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Sizes.Replace > 0 && c.Sizes.Replace < 3 {
 		errs = append(errs, fmt.Errorf("  sizes.replace: must be at least 3 to keep quorum while a member is replaced, got %d", c.Sizes.Replace))
+	}
+	if c.Sizes.Kill > 0 && c.Sizes.Kill < 3 {
+		errs = append(errs, fmt.Errorf("  sizes.kill: must be at least 3 to keep quorum while a member is killed, got %d", c.Sizes.Kill))
 	}
 	if c.Sizes.ScaleTo <= c.Sizes.ScaleFrom {
 		errs = append(errs, fmt.Errorf("  sizes.scaleTo: must exceed sizes.scaleFrom (%d), got %d", c.Sizes.ScaleFrom, c.Sizes.ScaleTo))

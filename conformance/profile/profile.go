@@ -134,6 +134,18 @@ type Capabilities struct {
 	DeadMemberReplacement bool `json:"deadMemberReplacement"`
 	Upgrade               bool `json:"upgrade"`
 	UpgradeChain          bool `json:"upgradeChain"`
+	// Kill: members whose etcd process is killed (SIGKILL) come back.
+	Kill bool `json:"kill"`
+}
+
+// Claims reports whether the profile claims the capability a fault check
+// needs (FaultChecks); the book's checks are claimed through the fields above.
+func (c Capabilities) Claims(check string) bool {
+	switch check {
+	case "kill":
+		return c.Kill
+	}
+	return false
 }
 
 // Cleanup is what the cleanup check accepts as intended.
@@ -200,8 +212,16 @@ func (d TemplateData) Served(groupVersion string) bool {
 	return d.ServedAPI == nil || d.ServedAPI(groupVersion)
 }
 
-// CheckLabels are the Ginkgo labels of the checks, in run order.
-var CheckLabels = []string{"create", "scale", "replace", "upgrade", "rbac", "cleanup"}
+// CheckLabels are the Ginkgo labels of the checks, in run order (rbac and
+// cleanup last: they judge what the others made the operator do).
+var CheckLabels = []string{"create", "scale", "replace", "kill", "upgrade", "rbac", "cleanup"}
+
+// BookChecks are the six checks of the book, required unless --require says
+// otherwise; FaultChecks are required when the profile claims them.
+var (
+	BookChecks  = []string{"create", "scale", "replace", "upgrade", "rbac", "cleanup"}
+	FaultChecks = []string{"kill"}
+)
 
 // Load reads and validates a profile file.
 func Load(path string) (*Profile, error) {

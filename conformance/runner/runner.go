@@ -93,15 +93,21 @@ func Selected(filter, check string) bool {
 }
 
 // RequiredChecks is the set of checks that must pass: the --require list
-// when given; otherwise every check, or with a label filter the checks it
-// selects (narrowing the run narrows what it certifies, and says so).
-func RequiredChecks(filter string, require []string) []string {
+// when given; otherwise the book's six checks and the fault checks the
+// profile claims, or with a label filter those it selects (narrowing the run
+// narrows what it certifies, and says so). A fault check a profile does not
+// claim is reported as not claimed without failing the run: claiming it is
+// how a profile asks to be certified for it.
+func RequiredChecks(filter string, require []string, claims profile.Capabilities) []string {
 	if require != nil {
 		return require
 	}
 	var out []string
 	for _, c := range profile.CheckLabels {
-		if Selected(filter, c) {
+		if !Selected(filter, c) {
+			continue
+		}
+		if slices.Contains(profile.BookChecks, c) || claims.Claims(c) {
 			out = append(out, c)
 		}
 	}
@@ -195,7 +201,7 @@ func buildReport(ctx context.Context, o Options, env *framework.Env, s *specs.Su
 	rep := &report.Report{SchemaVersion: report.SchemaVersion, Profile: env.Profile.Name, Started: started, Duration: report.Ms(time.Since(started))}
 	// The run's context may be cancelled (interrupt); the fingerprint is still wanted.
 	rep.Environment = environment(context.WithoutCancel(ctx), o, env)
-	judgeSpecs(rep, s.Report, s.GinkgoReport, o.LabelFilter, RequiredChecks(o.LabelFilter, o.Require), s.SetupFailed)
+	judgeSpecs(rep, s.Report, s.GinkgoReport, o.LabelFilter, RequiredChecks(o.LabelFilter, o.Require, env.Profile.Capabilities), s.SetupFailed)
 	if ctx.Err() != nil && len(rep.SuiteFailures) == 0 {
 		rep.SuiteFailures = append(rep.SuiteFailures, "interrupted before the end of the run")
 		rep.Judge()

@@ -26,18 +26,24 @@ type outcome struct {
 	specs  []types.SpecReport
 	mark   func(*report.Recorder)
 	filter string
-	// require is --require (nil: default).
+	// require is --require (nil: default); claims the profile's capabilities.
 	require     []string
+	claims      profile.Capabilities
 	setupFailed bool
 }
 
 func (o outcome) judge() *report.Report {
 	rec := report.NewRecorder()
+	for _, c := range profile.FaultChecks {
+		if !o.claims.Claims(c) {
+			rec.NotClaimed(c, "profile does not claim "+c) // as the spec does
+		}
+	}
 	if o.mark != nil {
 		o.mark(rec)
 	}
 	rep := &report.Report{}
-	judgeSpecs(rep, rec, types.Report{SpecReports: o.specs}, o.filter, RequiredChecks(o.filter, o.require), o.setupFailed)
+	judgeSpecs(rep, rec, types.Report{SpecReports: o.specs}, o.filter, RequiredChecks(o.filter, o.require, o.claims), o.setupFailed)
 	return rep
 }
 
@@ -49,12 +55,18 @@ func states(rep *report.Report) map[string]report.State {
 	return out
 }
 
+// allPassedBut is a run where every check passed but label, whose spec
+// report is sr; the fault checks, which no outcome claims unless it says
+// so, skip as not claimed (see judge).
 func allPassedBut(label string, sr types.SpecReport) []types.SpecReport {
 	var out []types.SpecReport
-	for _, l := range []string{"create", "scale", "replace", "upgrade", "rbac", "cleanup"} {
-		if l == label {
+	for _, l := range profile.CheckLabels {
+		switch {
+		case l == label:
 			out = append(out, sr)
-		} else {
+		case slices.Contains(profile.FaultChecks, l):
+			out = append(out, it(l, types.SpecStateSkipped, "profile does not claim "+l, types.NodeTypeIt))
+		default:
 			out = append(out, passedIt(l))
 		}
 	}
@@ -75,6 +87,13 @@ func TestJudgeSpecsNeverPassesVacuously(t *testing.T) {
 	}{
 		{name: "every check passed", o: outcome{specs: allPassedBut("", types.SpecReport{})},
 			check: "rbac", want: report.Passed, verdict: report.VerdictPass, exit: ExitPass},
+		{name: "a fault check not claimed does not count", o: outcome{specs: allPassedBut("", types.SpecReport{})},
+			check: "kill", want: report.NotClaimed, reason: "does not claim kill", verdict: report.VerdictPass, exit: ExitPass},
+		{name: "a fault check claimed and passed", o: outcome{claims: profile.Capabilities{Kill: true}, specs: allPassedBut("kill", passedIt("kill"))},
+			check: "kill", want: report.Passed, verdict: report.VerdictPass, exit: ExitPass},
+		{name: "a fault check claimed and failed", o: outcome{claims: profile.Capabilities{Kill: true},
+			specs: allPassedBut("kill", it("kill", types.SpecStateFailed, "recovery-leader took 4m", types.NodeTypeIt))},
+			check: "kill", want: report.Failed, reason: "recovery-leader", verdict: report.VerdictFail, exit: ExitFail},
 		{name: "rbac without an audit log (v1: skipped, PASS)",
 			o: outcome{specs: allPassedBut("rbac", it("rbac", types.SpecStateFailed, specs.IncompletePrefix+"no --audit-log given", types.NodeTypeIt)),
 				mark: func(r *report.Recorder) { r.Incomplete("rbac", "no --audit-log given") }},
@@ -138,15 +157,19 @@ func TestRequiredChecks(t *testing.T) {
 		filter  string
 		require []string
 		want    string
+		claims  profile.Capabilities
 	}{
-		{"", nil, "create,scale,replace,upgrade,rbac,cleanup"},
-		{"create", nil, "create"},
-		{"create || (scale && !upgrade)", nil, "create,scale"},
-		{"!rbac", nil, "create,scale,replace,upgrade,cleanup"},
-		{"create", []string{"create", "rbac"}, "create,rbac"},
-		{"create && scale", nil, ""},
+		{"", nil, "create,scale,replace,upgrade,rbac,cleanup", profile.Capabilities{}},
+		{"", nil, "create,scale,replace,kill,upgrade,rbac,cleanup", profile.Capabilities{Kill: true}},
+		{"create", nil, "create", profile.Capabilities{}},
+		{"kill", nil, "", profile.Capabilities{}},
+		{"kill", nil, "kill", profile.Capabilities{Kill: true}},
+		{"create || (scale && !upgrade)", nil, "create,scale", profile.Capabilities{}},
+		{"!rbac", nil, "create,scale,replace,upgrade,cleanup", profile.Capabilities{}},
+		{"create", []string{"create", "rbac"}, "create,rbac", profile.Capabilities{}},
+		{"create && scale", nil, "", profile.Capabilities{}},
 	} {
-		if got := strings.Join(RequiredChecks(tc.filter, tc.require), ","); got != tc.want {
+		if got := strings.Join(RequiredChecks(tc.filter, tc.require, tc.claims), ","); got != tc.want {
 			t.Errorf("filter %q, require %v: %q, want %q", tc.filter, tc.require, got, tc.want)
 		}
 	}

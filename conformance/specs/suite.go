@@ -95,6 +95,10 @@ func Register(get func() *Suite) {
 			ReplaceSpec(ctx, get())
 		}, SpecTimeout(30*time.Minute))
 
+		It("brings members back after their etcd process is killed", Label("kill"), func(ctx SpecContext) {
+			KillSpec(ctx, get())
+		}, SpecTimeout(30*time.Minute))
+
 		It("upgrades etcd one minor at a time under linearizable traffic", Label("upgrade"), func(ctx SpecContext) {
 			UpgradeSpec(ctx, get())
 		}, SpecTimeout(45*time.Minute))

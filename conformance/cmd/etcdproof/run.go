@@ -108,9 +108,9 @@ func parseRun(args []string, stderr io.Writer) (runner.Options, error) {
 	var f runFlags
 	f.register(fs)
 	fs.StringVar(&f.o.Framework.ReportDir, "report-dir", "_report", "where report.json, report.md, junit.xml and artifacts go")
-	fs.StringVar(&f.o.LabelFilter, "label-filter", "", "Ginkgo label filter over the checks: create, scale, replace, upgrade, rbac, cleanup")
+	fs.StringVar(&f.o.LabelFilter, "label-filter", "", "Ginkgo label filter over the checks: create, scale, replace, kill, upgrade, rbac, cleanup")
 	var requireErr error
-	fs.Func("require", "comma-separated checks that must pass for exit 0 (default: every check the --label-filter selects, all six without one);\n"+
+	fs.Func("require", "comma-separated checks that must pass for exit 0 (default: the book's six checks and the fault checks the profile claims, those the --label-filter selects);\n"+
 		"a required check that is not claimed by the profile, not selected, skipped or INCOMPLETE makes the run INCOMPLETE (exit 2)", func(v string) error {
 		f.o.Require, requireErr = runner.ParseRequire(v)
 		return nil
