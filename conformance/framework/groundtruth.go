@@ -3,6 +3,8 @@ package framework
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -101,7 +103,7 @@ func (c *EtcdCluster) GroundTruth(ctx context.Context, want Want) (Truth, error)
 		clients[p.Name] = cli
 	}
 	minRev := int64(-1)
-	for _, name := range sortedNames(clients) {
+	for _, name := range slices.Sorted(maps.Keys(clients)) {
 		pt := probeStatus(ctx, clients[name], name)
 		if pt.Error != "" {
 			t.Problems = append(t.Problems, fmt.Sprintf("%s: %s: %s", ProblemUnreachable, name, pt.Error))
@@ -110,7 +112,7 @@ func (c *EtcdCluster) GroundTruth(ctx context.Context, want Want) (Truth, error)
 		}
 		t.Pods = append(t.Pods, pt)
 	}
-	for _, name := range sortedNames(clients) {
+	for _, name := range slices.Sorted(maps.Keys(clients)) {
 		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 		ml, err := clients[name].MemberList(pctx)
 		cancel()
@@ -138,7 +140,7 @@ func (c *EtcdCluster) GroundTruth(ctx context.Context, want Want) (Truth, error)
 	}
 	t.Problems = append(t.Problems, t.judge(want)...)
 	if len(want.Data) > 0 && len(clients) > 0 {
-		t.Problems = append(t.Problems, checkData(ctx, clients[sortedNames(clients)[0]], want.Data)...)
+		t.Problems = append(t.Problems, checkData(ctx, clients[slices.Sorted(maps.Keys(clients))[0]], want.Data)...)
 	}
 	return t, nil
 }
@@ -213,7 +215,7 @@ func (t *Truth) judge(want Want) []string {
 
 func checkData(ctx context.Context, cli *clientv3.Client, data map[string]string) []string {
 	var problems []string
-	for _, k := range sortedNames(data) {
+	for _, k := range slices.Sorted(maps.Keys(data)) {
 		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 		resp, err := cli.Get(pctx, k)
 		cancel()
@@ -256,15 +258,6 @@ func (c *EtcdCluster) WriteMarker(ctx context.Context, key, value string) error 
 		return err
 	}
 	return fmt.Errorf("no ready member pod to write %s through", key)
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func keys(m map[uint64]bool) []string {

@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega" //nolint:revive // Gomega's DSL reads best dot-imported.
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/etcdproof/etcdproof/conformance/history"
@@ -153,11 +154,11 @@ func (e *Env) CreateNamespace(ctx context.Context, prefix string) (string, error
 // DeleteNamespace deletes a namespace and waits until it is gone.
 func (e *Env) DeleteNamespace(ctx context.Context, name string, intervals ...any) {
 	err := e.Kube.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
-	if err != nil && !strings.Contains(err.Error(), "not found") {
+	if err != nil && !apierrors.IsNotFound(err) {
 		Expect(err).NotTo(HaveOccurred())
 	}
 	Eventually(ctx, func() bool {
 		_, err := e.Kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
-		return err != nil && strings.Contains(err.Error(), "not found")
+		return apierrors.IsNotFound(err)
 	}).WithTimeout(intervals[0].(time.Duration)).WithPolling(intervals[1].(time.Duration)).Should(BeTrue(), "namespace %s is not deleted", name)
 }

@@ -3,6 +3,7 @@ package profile
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -115,7 +116,7 @@ func (t TrafficConfig) validate() []error {
 			errs = append(errs, fmt.Errorf("  traffic.%s: %w", field, err))
 		}
 	}
-	for _, check := range sortedKeys(t.ClientErrors) {
+	for _, check := range slices.Sorted(maps.Keys(t.ClientErrors)) {
 		if check != "default" && !slices.Contains(CheckLabels, check) {
 			errs = append(errs, fmt.Errorf("  traffic.clientErrors.%s: not a check (%s) or default", check, strings.Join(CheckLabels, ", ")))
 		}
@@ -152,7 +153,7 @@ func LoadConfig(path string) (*Config, error) {
 // Validate checks every duration parses and every size makes sense.
 func (c *Config) Validate() error {
 	var errs []error
-	for _, name := range sortedKeys(c.Intervals) {
+	for _, name := range slices.Sorted(maps.Keys(c.Intervals)) {
 		iv := c.Intervals[name]
 		if len(iv) != 2 {
 			errs = append(errs, fmt.Errorf("  intervals.%s: want [timeout, polling], got %d values", name, len(iv)))
@@ -164,7 +165,7 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
-	for _, name := range sortedKeys(c.Budgets) {
+	for _, name := range slices.Sorted(maps.Keys(c.Budgets)) {
 		if _, err := parsePositive(c.Budgets[name]); err != nil {
 			errs = append(errs, fmt.Errorf("  budgets.%s: %w", name, err))
 		}
@@ -255,13 +256,4 @@ func parsePositive(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("%q must be positive", s)
 	}
 	return d, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

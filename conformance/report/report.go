@@ -5,7 +5,9 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -269,14 +271,14 @@ func (rep *Report) Markdown() string {
 			continue
 		}
 		fmt.Fprintf(&b, "\n## %s\n\n", c.Name)
-		for _, k := range sortedKeys(c.Timings) {
+		for _, k := range slices.Sorted(maps.Keys(c.Timings)) {
 			budget := ""
 			if bgt, ok := c.Budgets[k]; ok {
 				budget = fmt.Sprintf(" (budget %.1f s)", float64(bgt)/1000)
 			}
 			fmt.Fprintf(&b, "- %s: %.2f s%s\n", k, float64(c.Timings[k])/1000, budget)
 		}
-		for _, k := range sortedKeys(c.Traffic) {
+		for _, k := range slices.Sorted(maps.Keys(c.Traffic)) {
 			t := c.Traffic[k]
 			fmt.Fprintf(&b, "- traffic during %s: %s, %d ops, failed puts %d, failed gets %d (definite %d, indeterminate %d, %d after one retry), lost writes %d, longest write gap %.2f s, p50 %.1f ms, p99 %.1f ms\n",
 				k, t.Linearizability, t.Operations, t.FailedPuts, t.FailedGets, t.DefiniteFailures, t.IndeterminateFailures, t.FailuresAfterRetry,
@@ -314,13 +316,4 @@ func oneLine(s string) string {
 		s = s[:300] + "…"
 	}
 	return s
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

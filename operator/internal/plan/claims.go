@@ -2,6 +2,8 @@ package plan
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/etcdproof/etcdproof/operator/internal/conditions"
 )
@@ -17,7 +19,7 @@ func orphanClaims(o Observed, _ Options, _ string) (Action, bool) {
 	if !o.UsesPVC {
 		return Action{}, false
 	}
-	for _, name := range sortedKeys(o.PVCs) {
+	for _, name := range slices.Sorted(maps.Keys(o.PVCs)) {
 		if _, hasPod := o.pod(name); hasPod || o.isMember(name) {
 			continue
 		}

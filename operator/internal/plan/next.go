@@ -2,6 +2,8 @@ package plan
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -115,7 +117,7 @@ func withoutMembership(o Observed, version string) Action {
 	if o.UsesPVC {
 		// Members whose pods are gone but whose data survives come back on their claims;
 		// with quorum lost that is the only way back.
-		for _, name := range sortedKeys(o.PVCs) {
+		for _, name := range slices.Sorted(maps.Keys(o.PVCs)) {
 			if _, ok := o.pod(name); !ok {
 				return Action{Kind: RecreatePod, Member: name, Version: version, Reason: conditions.ReasonRestartingMember,
 					Message: fmt.Sprintf("restarting member %s on its volume", name), RequeueAfter: AfterChange}
@@ -404,13 +406,4 @@ func moveLeaderAway(o Observed, live []Member, version string, leader Member) (A
 		Reason:       conditions.ReasonUpgradeInProgress,
 		Message:      fmt.Sprintf("moving leadership from %s to %s before changing it", leader.Name, target.Name),
 		RequeueAfter: AfterChange}, true
-}
-
-func sortedKeys(m map[string]bool) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
