@@ -23,8 +23,12 @@ type Config struct {
 	Intervals map[string][]string `json:"intervals"`
 	// Budgets are pass/fail limits, e.g. "upgrade/longest-write-gap".
 	Budgets map[string]string `json:"budgets"`
-	Sizes   Sizes             `json:"sizes"`
-	Traffic TrafficConfig     `json:"traffic"`
+	// Timeouts are Ginkgo's node and spec timeouts: one per check (its
+	// label), and setup (install), teardown (uninstall) and cluster-cleanup
+	// (deleting a check's cluster and namespace).
+	Timeouts map[string]string `json:"timeouts"`
+	Sizes    Sizes             `json:"sizes"`
+	Traffic  TrafficConfig     `json:"traffic"`
 	// LinearizabilityTimeout bounds porcupine; running out is a failure.
 	LinearizabilityTimeout string `json:"linearizabilityTimeout"`
 }
@@ -165,6 +169,16 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
+	for _, name := range append(slices.Clone(CheckLabels), TimeoutSetup, TimeoutTeardown, TimeoutClusterCleanup) {
+		if _, ok := c.Timeouts[name]; !ok {
+			errs = append(errs, fmt.Errorf("  timeouts.%s: missing", name))
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Timeouts)) {
+		if _, err := parsePositive(c.Timeouts[name]); err != nil {
+			errs = append(errs, fmt.Errorf("  timeouts.%s: %w", name, err))
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(c.Budgets)) {
 		if _, err := parsePositive(c.Budgets[name]); err != nil {
 			errs = append(errs, fmt.Errorf("  budgets.%s: %w", name, err))
@@ -219,6 +233,23 @@ func (c *Config) Timeout(spec, wait string) time.Duration {
 // Polling returns the second element of GetIntervals as a duration.
 func (c *Config) Polling(spec, wait string) time.Duration {
 	return c.GetIntervals(spec, wait)[1].(time.Duration)
+}
+
+// The timeouts besides the checks' own (see Config.Timeouts).
+const (
+	TimeoutSetup          = "setup"
+	TimeoutTeardown       = "teardown"
+	TimeoutClusterCleanup = "cluster-cleanup"
+)
+
+// SpecTimeout returns a Ginkgo timeout by name (a check's label, or one of
+// the Timeout* names); Validate made sure each is there.
+func (c *Config) SpecTimeout(name string) time.Duration {
+	d, err := parsePositive(c.Timeouts[name])
+	if err != nil {
+		panic(fmt.Sprintf("suite config: timeouts.%s: %v", name, err))
+	}
+	return d
 }
 
 // Budget returns a named budget; a missing name is a programming error

@@ -119,7 +119,8 @@ func TestBadConfigNamesEveryProblem(t *testing.T) {
 	p := write(t, `
 intervals: {create/members-ready: [4m], scale/x: [soon, 1s]}
 budgets: {upgrade/duration: -1s}
-sizes: {create: 3, scaleFrom: 4, scaleTo: 4, replace: 1, upgrade: 3}
+timeouts: {create: 20m, scale: forever}
+sizes: {create: 3, scaleFrom: 4, scaleTo: 4, replace: 1, kill: 2, upgrade: 3}
 traffic: {clients: 0, keys: 1, ratePerSecond: 1, requestTimeout: 5s}
 `)
 	_, err := LoadConfig(p)
@@ -133,6 +134,10 @@ traffic: {clients: 0, keys: 1, ratePerSecond: 1, requestTimeout: 5s}
 		"linearizabilityTimeout: missing duration",
 		"traffic.clients: must be at least 1",
 		"sizes.replace: must be at least 3",
+		"sizes.kill: must be at least 3",
+		"timeouts.upgrade: missing",
+		"timeouts.setup: missing",
+		`timeouts.scale: "forever" is not a duration`,
 		"sizes.scaleTo: must exceed",
 	} {
 		if !strings.Contains(err.Error(), want) {

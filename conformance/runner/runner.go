@@ -160,7 +160,7 @@ func Run(ctx context.Context, o Options) int {
 		return couldNot(err)
 	}
 	suite := &specs.Suite{Env: env, Report: report.NewRecorder()}
-	specs.Register(func() *specs.Suite { return suite })
+	specs.Register(cfg, func() *specs.Suite { return suite })
 	gomega.RegisterFailHandler(ginkgo.Fail)
 
 	suiteCfg, repCfg := ginkgo.GinkgoConfiguration()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/etcdproof/etcdproof/conformance/framework"
 	"github.com/etcdproof/etcdproof/conformance/inventory"
+	"github.com/etcdproof/etcdproof/conformance/profile"
 	"github.com/etcdproof/etcdproof/conformance/report"
 )
 
@@ -49,8 +50,9 @@ func (s *Suite) StopMemorySampler() {
 	s.memory, s.Memory = nil, &u
 }
 
-// Register declares the suite; get is called when the specs run.
-func Register(get func() *Suite) {
+// Register declares the suite, with the timeouts of cfg; get is called
+// when the specs run.
+func Register(cfg *profile.Config, get func() *Suite) {
 	Describe("etcd operator conformance", Ordered, ContinueOnFailure, func() {
 		BeforeAll(func(ctx SpecContext) {
 			s := get()
@@ -69,7 +71,7 @@ func Register(get func() *Suite) {
 			if e.Profile.Operator.Deployment != "" {
 				s.memory = e.StartMemorySampler(e.Config.Polling("default", "operator-memory"), e.Config.Timeout("default", "operator-memory"))
 			}
-		}, NodeTimeout(15*time.Minute))
+		}, NodeTimeout(cfg.SpecTimeout(profile.TimeoutSetup)))
 
 		AfterAll(func(ctx SpecContext) {
 			s := get()
@@ -81,35 +83,35 @@ func Register(get func() *Suite) {
 			if err := s.Env.RunSteps(ctx, s.Env.Profile.Uninstall); err != nil {
 				GinkgoWriter.Printf("uninstall failed: %v\n", err)
 			}
-		}, NodeTimeout(10*time.Minute))
+		}, NodeTimeout(cfg.SpecTimeout(profile.TimeoutTeardown)))
 
 		It("creates a cluster whose members are all ready and serve clients", Label("create"), func(ctx SpecContext) {
 			CreateSpec(ctx, get())
-		}, SpecTimeout(20*time.Minute))
+		}, SpecTimeout(cfg.SpecTimeout("create")))
 
 		It("scales up and down, adding and removing etcd members", Label("scale"), func(ctx SpecContext) {
 			ScaleSpec(ctx, get())
-		}, SpecTimeout(30*time.Minute))
+		}, SpecTimeout(cfg.SpecTimeout("scale")))
 
 		It("replaces dead members without losing quorum", Label("replace"), func(ctx SpecContext) {
 			ReplaceSpec(ctx, get())
-		}, SpecTimeout(30*time.Minute))
+		}, SpecTimeout(cfg.SpecTimeout("replace")))
 
 		It("brings members back after their etcd process is killed", Label("kill"), func(ctx SpecContext) {
 			KillSpec(ctx, get())
-		}, SpecTimeout(30*time.Minute))
+		}, SpecTimeout(cfg.SpecTimeout("kill")))
 
 		It("upgrades etcd one minor at a time under linearizable traffic", Label("upgrade"), func(ctx SpecContext) {
 			UpgradeSpec(ctx, get())
-		}, SpecTimeout(45*time.Minute))
+		}, SpecTimeout(cfg.SpecTimeout("upgrade")))
 
 		It("uses only the API access it needs", Label("rbac"), func(ctx SpecContext) {
 			RBACSpec(ctx, get())
-		}, SpecTimeout(10*time.Minute))
+		}, SpecTimeout(cfg.SpecTimeout("rbac")))
 
 		It("leaves nothing behind after the cluster and the operator are deleted", Label("cleanup"), func(ctx SpecContext) {
 			CleanupSpec(ctx, get())
-		}, SpecTimeout(20*time.Minute))
+		}, SpecTimeout(cfg.SpecTimeout("cleanup")))
 	})
 
 	ReportAfterSuite("etcdproof report", func(r Report) {
@@ -155,7 +157,7 @@ func newClusterWith(ctx context.Context, s *Suite, check string, size int, versi
 		if ns != "" {
 			e.DeleteNamespace(ctx, ns, e.Config.GetIntervals(check, "namespace-deleted")...)
 		}
-	}, NodeTimeout(10*time.Minute))
+	}, NodeTimeout(e.Config.SpecTimeout(profile.TimeoutClusterCleanup)))
 	return c
 }
 
