@@ -62,6 +62,9 @@ type Reconciler struct {
 	Recorder recorder.EventRecorder
 	// Dial opens an etcd admin client; tests may point it elsewhere.
 	Dial etcdadmin.Dialer
+	// APIReader reads from the API server, not the cache (the manager's,
+	// set in SetupWithManager when nil): see writeStatus.
+	APIReader client.Reader
 	// Options switch on the unsafe self-test behaviours of the plan, Unsafe
 	// those of the member objects.
 	Options plan.Options
@@ -111,6 +114,9 @@ func (r *Reconciler) nameSuffix() string {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Dial == nil {
 		r.Dial = etcdadmin.Dial
+	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&etcdv1beta2.EtcdCluster{}).

@@ -201,6 +201,12 @@ func (r *Reconciler) writeStatus(ctx context.Context, c *etcdv1beta2.EtcdCluster
 		if err == nil || (!apierrors.IsForbidden(err) && !apierrors.IsNotFound(err)) {
 			return err
 		}
+		if apierrors.IsNotFound(err) && r.gone(ctx, c) {
+			// Deleted since this pass read it: nothing to write. Writing
+			// through the object instead would be a patch the grant may not
+			// allow, and would switch every later write to that path.
+			return nil
+		}
 		cause = err
 		before.DeepCopyInto(c)
 	}
@@ -221,6 +227,18 @@ func (r *Reconciler) writeStatus(ctx context.Context, c *etcdv1beta2.EtcdCluster
 	}
 	obj.DeepCopyInto(c)
 	return nil
+}
+
+// gone reports whether c no longer exists: a status write's NotFound means
+// that, or a CRD without the status subresource. Asked of the API server,
+// as the cache may still hold the object.
+func (r *Reconciler) gone(ctx context.Context, c *etcdv1beta2.EtcdCluster) bool {
+	reader := r.APIReader
+	if reader == nil {
+		reader = r.Client
+	}
+	err := reader.Get(ctx, client.ObjectKeyFromObject(c), &etcdv1beta2.EtcdCluster{})
+	return apierrors.IsNotFound(err)
 }
 
 // recordOwnWrite moves the observed generations of st from generation to

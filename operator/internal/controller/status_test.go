@@ -8,8 +8,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
 	"github.com/etcdproof/etcdproof/operator/internal/conditions"
@@ -61,5 +65,56 @@ func TestRecordOwnWriteMovesOnlyTheCurrentGeneration(t *testing.T) {
 	recordOwnWrite(&st, 4)
 	if st.ObservedGeneration != 5 || st.Conditions[0].ObservedGeneration != 5 || st.Conditions[1].ObservedGeneration != 2 {
 		t.Errorf("status after recordOwnWrite: %+v", st)
+	}
+}
+
+// TestStatusOfADeletedClusterIsNotWrittenThroughTheObject reproduces what
+// the e2e rbac check caught: a status write that raced the EtcdCluster's
+// deletion got NotFound, which writeStatus took for a CRD without the status
+// subresource, and it patched the object instead (a verb the generated Role
+// does not grant). A NotFound for a cluster that is gone writes nothing; one
+// for a cluster that exists still goes through the object.
+func TestStatusOfADeletedClusterIsNotWrittenThroughTheObject(t *testing.T) {
+	ctx := context.Background()
+	scheme := runtime.NewScheme()
+	if err := etcdv1beta2.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	want := &etcdv1beta2.EtcdClusterStatus{Phase: etcdv1beta2.PhaseRunning}
+	for _, tt := range []struct {
+		name      string
+		exists    bool
+		wantPatch bool
+		viaObject bool
+	}{
+		{name: "deleted since the pass read it", exists: false, wantPatch: false, viaObject: false},
+		{name: "a CRD without the status subresource", exists: true, wantPatch: true, viaObject: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &etcdv1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c", Generation: 1}}
+			b := fake.NewClientBuilder().WithScheme(scheme) // no status subresource: Status().Update is NotFound
+			if tt.exists {
+				b = b.WithObjects(c.DeepCopy())
+			}
+			patched := false
+			cl := interceptor.NewClient(b.Build(), interceptor.Funcs{
+				Patch: func(ctx context.Context, cl client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+					patched = true
+					return cl.Patch(ctx, obj, patch, opts...)
+				},
+			})
+			r := &Reconciler{Client: cl, APIReader: cl}
+			if tt.exists {
+				if err := cl.Get(ctx, client.ObjectKeyFromObject(c), c); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := r.writeStatus(ctx, c, want); err != nil {
+				t.Fatalf("writeStatus: %v", err)
+			}
+			if patched != tt.wantPatch || r.statusViaObject.Load() != tt.viaObject {
+				t.Fatalf("patched %v, status via the object %v; want %v, %v", patched, r.statusViaObject.Load(), tt.wantPatch, tt.viaObject)
+			}
+		})
 	}
 }
