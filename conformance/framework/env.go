@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilversion "k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
@@ -159,4 +161,13 @@ func kustomizeOrFile(path string) string {
 		return "-f"
 	}
 	return "-f"
+}
+
+// CreateNamespace creates a namespace labelled as the suite's.
+func (e *Env) CreateNamespace(ctx context.Context, prefix string) (string, error) {
+	ns, err := e.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-", Labels: map[string]string{"etcdproof.io/suite": "true"}}}, metav1.CreateOptions{})
+	if err != nil {
+		return "", err
+	}
+	return ns.Name, nil
 }

@@ -268,3 +268,23 @@ func keys(m map[uint64]bool) []string {
 	sort.Strings(out)
 	return out
 }
+
+// PodOfMember finds the pod that serves a member ID in a truth.
+func (t Truth) PodOfMember(id uint64) (string, error) {
+	for _, p := range t.Pods {
+		if p.MemberID == id && p.Error == "" {
+			return p.Pod, nil
+		}
+	}
+	return "", fmt.Errorf("no pod serves member %x", id)
+}
+
+// NonLeaderPod returns any pod that is not the leader.
+func (t Truth) NonLeaderPod() (string, error) {
+	for _, p := range t.Pods {
+		if p.Error == "" && p.MemberID != t.LeaderID {
+			return p.Pod, nil
+		}
+	}
+	return "", fmt.Errorf("no non-leader member pod")
+}

@@ -159,3 +159,35 @@ func (c closer) Close() error {
 	c.done()
 	return err
 }
+
+// TrafficResult is a stopped and validated traffic phase.
+type TrafficResult struct {
+	validate.Result
+	HistoryFile string
+}
+
+// TrafficLimits are what one phase's client history is held to.
+type TrafficLimits struct {
+	// MaxWriteGap is the longest allowed time without a successful write
+	// (0: no limit).
+	MaxWriteGap time.Duration
+	// FaultInjected says the suite kills members during the phase: requests
+	// in flight on a killed member fail whatever the operator does, so they
+	// are recorded but do not fail the phase (unless the suite config's
+	// traffic.clientErrors says otherwise for the check).
+	FaultInjected bool
+}
+
+// StopAndValidate stops the traffic, saves the history and validates it.
+func (t *TrafficPod) StopAndValidate(ctx context.Context, check, phase string, limits TrafficLimits) (TrafficResult, error) {
+	h, err := t.Stop(ctx)
+	if err != nil {
+		return TrafficResult{}, err
+	}
+	file := t.env.ArtifactPath(check, "history-"+phase+".jsonl")
+	if err := history.WriteFile(file, h); err != nil {
+		return TrafficResult{}, err
+	}
+	res := validate.Validate(h, t.validateOptions(check, phase, limits))
+	return TrafficResult{Result: res, HistoryFile: file}, nil
+}

@@ -11,9 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/etcdproof/etcdproof/conformance/history"
-	"github.com/etcdproof/etcdproof/conformance/validate"
 )
 
 // WaitForOperatorReady waits for the operator Deployment to be available.
@@ -68,12 +65,6 @@ func (c *EtcdCluster) WaitForGone(ctx context.Context, intervals ...any) {
 	Eventually(ctx, c.Gone).WithTimeout(intervals[0].(time.Duration)).WithPolling(intervals[1].(time.Duration)).Should(BeTrue(), "cluster %s/%s still exists", c.Namespace, c.Name)
 }
 
-// TrafficResult is a stopped and validated traffic phase.
-type TrafficResult struct {
-	validate.Result
-	HistoryFile string
-}
-
 // WaitForTraffic waits until the traffic pod has made a successful write.
 func (t *TrafficPod) WaitForTraffic(ctx context.Context, intervals ...any) {
 	Eventually(ctx, func(g Gomega) {
@@ -89,66 +80,6 @@ func (t *TrafficPod) WaitForTraffic(ctx context.Context, intervals ...any) {
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(st.SuccessfulPuts).To(BeNumerically(">", 0), "traffic pod %s has no successful write yet", t.Name)
 	}).WithTimeout(intervals[0].(time.Duration)).WithPolling(intervals[1].(time.Duration)).Should(Succeed())
-}
-
-// TrafficLimits are what one phase's client history is held to.
-type TrafficLimits struct {
-	// MaxWriteGap is the longest allowed time without a successful write
-	// (0: no limit).
-	MaxWriteGap time.Duration
-	// FaultInjected says the suite kills members during the phase: requests
-	// in flight on a killed member fail whatever the operator does, so they
-	// are recorded but do not fail the phase (unless the suite config's
-	// traffic.clientErrors says otherwise for the check).
-	FaultInjected bool
-}
-
-// StopAndValidate stops the traffic, saves the history and validates it.
-func (t *TrafficPod) StopAndValidate(ctx context.Context, check, phase string, limits TrafficLimits) (TrafficResult, error) {
-	h, err := t.Stop(ctx)
-	if err != nil {
-		return TrafficResult{}, err
-	}
-	file := t.env.ArtifactPath(check, "history-"+phase+".jsonl")
-	if err := history.WriteFile(file, h); err != nil {
-		return TrafficResult{}, err
-	}
-	res := validate.Validate(h, t.validateOptions(check, phase, limits))
-	return TrafficResult{Result: res, HistoryFile: file}, nil
-}
-
-// DeletePod deletes a member pod (the replace check's fault).
-func (c *EtcdCluster) DeletePod(ctx context.Context, name string) error {
-	return c.env.Kube.CoreV1().Pods(c.Namespace).Delete(ctx, name, metav1.DeleteOptions{})
-}
-
-// PodOfMember finds the pod that serves a member ID in a truth.
-func (t Truth) PodOfMember(id uint64) (string, error) {
-	for _, p := range t.Pods {
-		if p.MemberID == id && p.Error == "" {
-			return p.Pod, nil
-		}
-	}
-	return "", fmt.Errorf("no pod serves member %x", id)
-}
-
-// NonLeaderPod returns any pod that is not the leader.
-func (t Truth) NonLeaderPod() (string, error) {
-	for _, p := range t.Pods {
-		if p.Error == "" && p.MemberID != t.LeaderID {
-			return p.Pod, nil
-		}
-	}
-	return "", fmt.Errorf("no non-leader member pod")
-}
-
-// CreateNamespace creates a namespace labelled as the suite's.
-func (e *Env) CreateNamespace(ctx context.Context, prefix string) (string, error) {
-	ns, err := e.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-", Labels: map[string]string{"etcdproof.io/suite": "true"}}}, metav1.CreateOptions{})
-	if err != nil {
-		return "", err
-	}
-	return ns.Name, nil
 }
 
 // DeleteNamespace deletes a namespace and waits until it is gone.

@@ -1,5 +1,7 @@
 package framework
 
+// The faults the checks inject, and what they need to see them happen.
+
 import (
 	"context"
 	"fmt"
@@ -64,4 +66,9 @@ func (c *EtcdCluster) WaitForContainerDeath(ctx context.Context, before *corev1.
 		return "", fmt.Errorf("%w: %v", err, last)
 	}
 	return how, nil
+}
+
+// DeletePod deletes a member pod (the replace check's fault).
+func (c *EtcdCluster) DeletePod(ctx context.Context, name string) error {
+	return c.env.Kube.CoreV1().Pods(c.Namespace).Delete(ctx, name, metav1.DeleteOptions{})
 }
