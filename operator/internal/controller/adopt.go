@@ -68,7 +68,9 @@ func (r *Reconciler) sortStrangers(ctx context.Context, obs *observation, strang
 		names[p.Name] = true
 	}
 	for _, pvc := range orphanClaims {
-		if members[pvc.Name] {
+		// Unsafe on purpose (the self-test's leaves-a-claim variant): the
+		// claim it made without an owner stays so.
+		if members[pvc.Name] && !r.Unsafe.LeavePVCOnDelete {
 			obs.adoptable.claims[pvc.Name] = pvc
 			names[pvc.Name] = true
 		}

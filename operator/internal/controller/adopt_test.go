@@ -14,6 +14,7 @@ import (
 
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
 	"github.com/etcdproof/etcdproof/operator/internal/conditions"
+	"github.com/etcdproof/etcdproof/operator/internal/controller"
 	"github.com/etcdproof/etcdproof/operator/internal/desired"
 )
 
@@ -174,5 +175,28 @@ func TestForeignPodsStopTheCluster(t *testing.T) {
 	}
 	if ctrl := metav1.GetControllerOf(&got); ctrl == nil || ctrl.Kind != "ConfigMap" {
 		t.Fatalf("foreign pod's controller is now %+v", ctrl)
+	}
+}
+
+// TestUnsafeLeftClaimIsNotAdopted: the self-test's leaves-a-claim variant
+// makes one claim with no owner on purpose; adopting orphaned claims must
+// not undo that (make e2e-selftest found it did, and its cleanup passed).
+func TestUnsafeLeftClaimIsNotAdopted(t *testing.T) {
+	needAPIServer(t)
+	currentEraOnly(t)
+	ctx := context.Background()
+	c := runningOnEtcdKubeletWith(t, &controller.Reconciler{Unsafe: desired.Unsafe{LeavePVCOnDelete: true}}, 3, true)
+	var claims corev1.PersistentVolumeClaimList
+	if err := k8s.List(ctx, &claims, client.InNamespace(c.Namespace)); err != nil {
+		t.Fatal(err)
+	}
+	ownerless := 0
+	for _, pvc := range claims.Items {
+		if metav1.GetControllerOf(&pvc) == nil {
+			ownerless++
+		}
+	}
+	if ownerless != 1 {
+		t.Fatalf("%d of %d claims without an owner once the cluster runs, want 1", ownerless, len(claims.Items))
 	}
 }

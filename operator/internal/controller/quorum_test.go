@@ -19,9 +19,15 @@ import (
 // etcd members (etcdKubelet) and waits until it is Running.
 func runningOnEtcdKubelet(t *testing.T, size int, volumes bool) *etcdv1beta2.EtcdCluster {
 	t.Helper()
+	return runningOnEtcdKubeletWith(t, &controller.Reconciler{}, size, volumes)
+}
+
+// runningOnEtcdKubeletWith is runningOnEtcdKubelet with reconciler r.
+func runningOnEtcdKubeletWith(t *testing.T, r *controller.Reconciler, size int, volumes bool) *etcdv1beta2.EtcdCluster {
+	t.Helper()
 	ns := newNamespace(t)
 	runEtcdKubelet(t, ns)
-	startReconciler(t, cfg, ns, &controller.Reconciler{})
+	startReconciler(t, cfg, ns, r)
 	c := newCluster(ns, "quorum", size, "3.5.21")
 	if volumes {
 		withVolumes(c)
