@@ -51,10 +51,17 @@ func (e *Env) EnsureImages(ctx context.Context, refs []string, timeout time.Dura
 // kindClusterName guesses the kind cluster behind a kubeconfig context
 // (kind names them kind-<cluster>), for a copy-pasteable hint.
 func kindClusterName(context string) string {
-	if name, ok := strings.CutPrefix(context, "kind-"); ok && name != "" {
+	if name, ok := kindClusterOf(context); ok {
 		return name
 	}
 	return "<cluster>"
+}
+
+// kindClusterOf is the kind cluster a kubeconfig context names (kind calls
+// its contexts kind-<cluster>).
+func kindClusterOf(context string) (string, bool) {
+	name, ok := strings.CutPrefix(context, "kind-")
+	return name, ok && name != ""
 }
 
 func missingImagesError(profileName, cluster string, failed map[string]string) error {

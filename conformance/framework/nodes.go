@@ -40,8 +40,8 @@ func (e *Env) KindNodes() (*KindNodes, error) {
 		}
 		context = raw.CurrentContext
 	}
-	name, ok := strings.CutPrefix(context, "kind-")
-	if !ok || name == "" {
+	name, ok := kindClusterOf(context)
+	if !ok {
 		return nil, fmt.Errorf("context %q is not a kind cluster's (kind-<name>): the suite reaches nodes only through kind", context)
 	}
 	list, err := cluster.NewProvider().ListNodes(name)

@@ -13,7 +13,6 @@ import (
 
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
 	"github.com/etcdproof/etcdproof/operator/internal/conditions"
-	"github.com/etcdproof/etcdproof/operator/internal/desired"
 )
 
 // adoptable are the objects of Observed.Adoptable, by member name.
@@ -46,7 +45,7 @@ func (r *Reconciler) sortStrangers(ctx context.Context, obs *observation, strang
 		var endpoints []string
 		for _, p := range orphans {
 			if p.Status.PodIP != "" {
-				endpoints = append(endpoints, fmt.Sprintf("http://%s:%d", p.Status.PodIP, desired.ClientPort))
+				endpoints = append(endpoints, podClientURL(p))
 			}
 		}
 		if len(endpoints) > 0 {

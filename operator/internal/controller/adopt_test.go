@@ -36,12 +36,28 @@ func orphanEverything(t *testing.T, c *etcdv1beta2.EtcdCluster) {
 		}
 		return client.IgnoreNotFound(err)
 	})
+	objs, err := clusterObjects(ctx, c.Namespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, obj := range objs {
+		before, _ := obj.DeepCopyObject().(client.Object)
+		obj.SetOwnerReferences(nil)
+		if err := k8s.Patch(ctx, obj, client.MergeFrom(before)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// clusterObjects lists the pods, claims and Services of a test namespace:
+// what an EtcdCluster owns there.
+func clusterObjects(ctx context.Context, ns string) ([]client.Object, error) {
 	var pods corev1.PodList
 	var claims corev1.PersistentVolumeClaimList
 	var services corev1.ServiceList
 	for _, list := range []client.ObjectList{&pods, &claims, &services} {
-		if err := k8s.List(ctx, list, client.InNamespace(c.Namespace)); err != nil {
-			t.Fatal(err)
+		if err := k8s.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return nil, err
 		}
 	}
 	var objs []client.Object
@@ -54,13 +70,7 @@ func orphanEverything(t *testing.T, c *etcdv1beta2.EtcdCluster) {
 	for i := range services.Items {
 		objs = append(objs, &services.Items[i])
 	}
-	for _, obj := range objs {
-		before, _ := obj.DeepCopyObject().(client.Object)
-		obj.SetOwnerReferences(nil)
-		if err := k8s.Patch(ctx, obj, client.MergeFrom(before)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	return objs, nil
 }
 
 func podNames(t *testing.T, c *etcdv1beta2.EtcdCluster) []string {
@@ -100,25 +110,9 @@ func TestOrphanedMembersAreAdopted(t *testing.T) {
 		t.Fatalf("member pods %v after re-creation, want the adopted %v", after, before)
 	}
 	waitFor(t, "pods, claims and Services controlled by the new EtcdCluster", func() error {
-		var pods corev1.PodList
-		var claims corev1.PersistentVolumeClaimList
-		var services corev1.ServiceList
-		for _, list := range []client.ObjectList{&pods, &claims, &services} {
-			if err := k8s.List(ctx, list, client.InNamespace(c.Namespace)); err != nil {
-				return err
-			}
-		}
-		var objs []metav1.Object
-		for i := range pods.Items {
-			objs = append(objs, &pods.Items[i])
-		}
-		for i := range claims.Items {
-			objs = append(objs, &claims.Items[i])
-		}
-		for i := range services.Items {
-			if services.Items[i].Name != "kubernetes" {
-				objs = append(objs, &services.Items[i])
-			}
+		objs, err := clusterObjects(ctx, c.Namespace)
+		if err != nil {
+			return err
 		}
 		for _, obj := range objs {
 			if err := ownedBy(obj, again); err != nil {

@@ -81,7 +81,7 @@ func (r *Reconciler) gather(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*o
 		// A pod whose etcd does not run keeps its IP (CrashLoopBackOff,
 		// ImagePullBackOff): dialing it would only hold calls until they time out.
 		if p.Status.PodIP != "" && p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodFailed && info.NotRunning == "" {
-			endpoints = append(endpoints, fmt.Sprintf("http://%s:%d", p.Status.PodIP, desired.ClientPort))
+			endpoints = append(endpoints, podClientURL(p))
 		}
 	}
 	if obs.UsesPVC {
@@ -104,6 +104,12 @@ func (r *Reconciler) gather(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*o
 	}
 	r.sortStrangers(ctx, obs, strangers, orphanClaims)
 	return obs, nil
+}
+
+// podClientURL is the client URL of a member pod by its IP (the member's own
+// advertised URL is a DNS name the operator may not resolve).
+func podClientURL(p *corev1.Pod) string {
+	return fmt.Sprintf("http://%s:%d", p.Status.PodIP, desired.ClientPort)
 }
 
 // readMembership fills the etcd part of obs; when no member answers the

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
@@ -22,7 +23,7 @@ func (r *Reconciler) ensureServices(ctx context.Context, c *etcdv1beta2.EtcdClus
 		var existing corev1.Service
 		err := r.Client.Get(ctx, client.ObjectKeyFromObject(svc), &existing)
 		if err == nil {
-			if metav1.GetControllerOf(&existing) == nil && hasLabels(&existing, desired.Selector(c.Name)) {
+			if metav1.GetControllerOf(&existing) == nil && labels.SelectorFromSet(desired.Selector(c.Name)).Matches(labels.Set(existing.Labels)) {
 				if err := r.setController(ctx, c, &existing); err != nil {
 					return fmt.Errorf("adopting Service %s: %w", svc.Name, err)
 				}
@@ -37,13 +38,4 @@ func (r *Reconciler) ensureServices(ctx context.Context, c *etcdv1beta2.EtcdClus
 		}
 	}
 	return nil
-}
-
-func hasLabels(obj metav1.Object, want map[string]string) bool {
-	for k, v := range want {
-		if obj.GetLabels()[k] != v {
-			return false
-		}
-	}
-	return true
 }
