@@ -48,9 +48,21 @@ func (e *Env) crResource() dynamic.NamespaceableResourceInterface {
 	return e.Dynamic.Resource(schema.GroupVersionResource{Group: group, Version: version, Resource: resource})
 }
 
+// ClusterSpec is what the suite asks of a cluster it creates.
+type ClusterSpec struct {
+	Namespace, Name string
+	Size            int
+	Version         string
+	// Durable asks the profile's template for members whose data survives
+	// their pods (profile.TemplateData.Durable).
+	Durable bool
+}
+
 // CreateCluster renders the profile's extra objects and CR and creates them.
-func (e *Env) CreateCluster(ctx context.Context, namespace, name string, size int, version string) (*EtcdCluster, error) {
-	data := profile.TemplateData{Name: name, Namespace: namespace, Size: size, Version: version, Repository: e.Profile.Etcd.Repository, ServedAPI: e.Served}
+func (e *Env) CreateCluster(ctx context.Context, spec ClusterSpec) (*EtcdCluster, error) {
+	namespace, name := spec.Namespace, spec.Name
+	data := profile.TemplateData{Name: name, Namespace: namespace, Size: spec.Size, Version: spec.Version, Durable: spec.Durable,
+		Repository: e.Profile.Etcd.Repository, ServedAPI: e.Served}
 	var extra []string
 	for i, tpl := range e.Profile.Cluster.ExtraObjects {
 		uid, err := e.createRendered(ctx, tpl, data)

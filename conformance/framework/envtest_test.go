@@ -55,7 +55,7 @@ func TestProfileDrivenClusterOpsOnARealAPIServer(t *testing.T) {
 		t.Errorf("findings on the book's Role = %v, want a wildcard finding", d.Findings)
 	}
 
-	ec, err := e.CreateCluster(ctx, p.ClusterNamespace("unused"), "demo", 3, "3.5.21")
+	ec, err := e.CreateCluster(ctx, ClusterSpec{Namespace: p.ClusterNamespace("unused"), Name: "demo", Size: 3, Version: "3.5.21"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
@@ -71,4 +72,84 @@ func (c *EtcdCluster) WaitForContainerDeath(ctx context.Context, before *corev1.
 // DeletePod deletes a member pod (the replace check's fault).
 func (c *EtcdCluster) DeletePod(ctx context.Context, name string) error {
 	return c.env.Kube.CoreV1().Pods(c.Namespace).Delete(ctx, name, metav1.DeleteOptions{})
+}
+
+// DeletePodsNow deletes member pods at once with no grace period, as a
+// node that loses power or an eviction with --force: their containers get
+// no SIGTERM. It waits until none of the deleted pods is in the API any
+// more (a pod recreated under the same name is a new pod), and returns an
+// error when that is not seen in time: then the fault is not known to have
+// happened.
+func (c *EtcdCluster) DeletePodsNow(ctx context.Context, names []string, intervals ...any) error {
+	now := int64(0)
+	deleted := map[types.UID]string{}
+	for _, name := range names {
+		pod, err := c.Pod(ctx, name)
+		if err != nil {
+			return err
+		}
+		if err := c.env.Kube.CoreV1().Pods(c.Namespace).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &now}); err != nil {
+			return fmt.Errorf("delete pod %s: %w", name, err)
+		}
+		deleted[pod.UID] = name
+	}
+	var left []string
+	err := wait.PollUntilContextTimeout(ctx, intervals[1].(time.Duration), intervals[0].(time.Duration), true, func(ctx context.Context) (bool, error) {
+		pods, err := c.MemberPods(ctx)
+		if err != nil {
+			return false, nil
+		}
+		left = nil
+		for _, p := range pods {
+			if name, ok := deleted[p.UID]; ok {
+				left = append(left, name)
+			}
+		}
+		return len(left) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("pods %v deleted with no grace period are still in the API: %w", left, err)
+	}
+	return nil
+}
+
+// OperatorPods lists the pods of the operator's Deployment.
+func (e *Env) OperatorPods(ctx context.Context) ([]corev1.Pod, error) {
+	ns := e.Profile.Operator.Namespace
+	d, err := e.Kube.AppsV1().Deployments(ns).Get(ctx, e.Profile.Operator.Deployment, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	if err != nil {
+		return nil, err
+	}
+	pods, err := e.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		return nil, err
+	}
+	return pods.Items, nil
+}
+
+// KillOperator deletes every running pod of the operator's Deployment with
+// no grace period (a crash: no SIGTERM, no lease released) and returns
+// their names; the Deployment starts a new one.
+func (e *Env) KillOperator(ctx context.Context) ([]string, error) {
+	pods, err := e.OperatorPods(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := int64(0)
+	var killed []string
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+			continue
+		}
+		err := e.Kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &now})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return killed, fmt.Errorf("delete operator pod %s: %w", p.Name, err)
+		}
+		killed = append(killed, p.Name)
+	}
+	return killed, nil
 }

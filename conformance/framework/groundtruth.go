@@ -234,6 +234,12 @@ func checkData(ctx context.Context, cli *clientv3.Client, data map[string]string
 // WriteMarker writes a key through a member pod so later steps can check
 // it survived.
 func (c *EtcdCluster) WriteMarker(ctx context.Context, key, value string) error {
+	return c.WriteMarkers(ctx, map[string]string{key: value})
+}
+
+// WriteMarkers writes each key through one ready member pod; each write is
+// acknowledged when it returns.
+func (c *EtcdCluster) WriteMarkers(ctx context.Context, data map[string]string) error {
 	pods, err := c.MemberPods(ctx)
 	if err != nil {
 		return err
@@ -252,12 +258,39 @@ func (c *EtcdCluster) WriteMarker(ctx context.Context, key, value string) error 
 			continue
 		}
 		defer func() { _ = cli.Close() }()
-		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-		_, err = cli.Put(pctx, key, value)
-		cancel()
-		return err
+		for _, k := range slices.Sorted(maps.Keys(data)) {
+			pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+			_, err = cli.Put(pctx, k, data[k])
+			cancel()
+			if err != nil {
+				return fmt.Errorf("write %s through %s: %w", k, p.Name, err)
+			}
+		}
+		return nil
 	}
-	return fmt.Errorf("no ready member pod to write %s through", key)
+	return fmt.Errorf("no ready member pod to write %d keys through", len(data))
+}
+
+// MajorityPods names size/2+1 member pods of a healthy cluster, the
+// leader's first: the pods whose loss takes quorum away.
+func (t Truth) MajorityPods() ([]string, error) {
+	leader, err := t.PodOfMember(t.LeaderID)
+	if err != nil {
+		return nil, err
+	}
+	victims := []string{leader}
+	for _, p := range t.Pods {
+		if len(victims) == len(t.Members)/2+1 {
+			break
+		}
+		if p.Pod != leader && p.Error == "" {
+			victims = append(victims, p.Pod)
+		}
+	}
+	if len(victims) != len(t.Members)/2+1 {
+		return nil, fmt.Errorf("only %d answering member pods of %d members: no majority to delete", len(victims), len(t.Members))
+	}
+	return victims, nil
 }
 
 func keys(m map[uint64]bool) []string {

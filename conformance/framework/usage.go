@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // MemoryUsage is what the sampler saw of the operator's memory.
@@ -90,21 +88,13 @@ type summary struct {
 // Deployment's pods, summed.
 func (e *Env) OperatorMemory(ctx context.Context) (rss, workingSet uint64, err error) {
 	ns := e.Profile.Operator.Namespace
-	d, err := e.Kube.AppsV1().Deployments(ns).Get(ctx, e.Profile.Operator.Deployment, metav1.GetOptions{})
-	if err != nil {
-		return 0, 0, err
-	}
-	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
-	if err != nil {
-		return 0, 0, err
-	}
-	pods, err := e.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	pods, err := e.OperatorPods(ctx)
 	if err != nil {
 		return 0, 0, err
 	}
 	found := false
 	byNode := map[string]map[string]bool{}
-	for _, p := range pods.Items {
+	for _, p := range pods {
 		if p.Spec.NodeName == "" {
 			continue
 		}
@@ -141,7 +131,7 @@ func (e *Env) OperatorMemory(ctx context.Context) (rss, workingSet uint64, err e
 		}
 	}
 	if !found {
-		return 0, 0, fmt.Errorf("no memory statistics for the pods of deployment %s/%s", ns, d.Name)
+		return 0, 0, fmt.Errorf("no memory statistics for the pods of deployment %s/%s", ns, e.Profile.Operator.Deployment)
 	}
 	return rss, workingSet, nil
 }

@@ -60,6 +60,22 @@ func (c *EtcdCluster) WaitForHealthy(ctx context.Context, want Want, intervals .
 	return time.Since(start), last
 }
 
+// WaitForExactMemberPods waits until the cluster has exactly size member
+// pods, none of them terminating: a pod left over by an interrupted step
+// (a member added twice, a removed member's pod never deleted) fails it.
+func (c *EtcdCluster) WaitForExactMemberPods(ctx context.Context, size int, intervals ...any) {
+	Eventually(ctx, func(g Gomega) {
+		pods, err := c.MemberPods(ctx)
+		g.Expect(err).NotTo(HaveOccurred())
+		var names []string
+		for _, p := range pods {
+			names = append(names, p.Name)
+			g.Expect(p.DeletionTimestamp).To(BeNil(), "member pod %s is still terminating", p.Name)
+		}
+		g.Expect(pods).To(HaveLen(size), "cluster %s/%s has member pods %v, want %d", c.Namespace, c.Name, names, size)
+	}).WithTimeout(intervals[0].(time.Duration)).WithPolling(intervals[1].(time.Duration)).Should(Succeed())
+}
+
 // WaitForGone waits until the CR is deleted.
 func (c *EtcdCluster) WaitForGone(ctx context.Context, intervals ...any) {
 	Eventually(ctx, c.Gone).WithTimeout(intervals[0].(time.Duration)).WithPolling(intervals[1].(time.Duration)).Should(BeTrue(), "cluster %s/%s still exists", c.Namespace, c.Name)

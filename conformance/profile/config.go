@@ -29,6 +29,8 @@ type Config struct {
 	Timeouts map[string]string `json:"timeouts"`
 	Sizes    Sizes             `json:"sizes"`
 	Traffic  TrafficConfig     `json:"traffic"`
+	// OperatorCrash is when the operator-crash check kills the operator.
+	OperatorCrash OperatorCrash `json:"operatorCrash"`
 	// LinearizabilityTimeout bounds porcupine; running out is a failure.
 	LinearizabilityTimeout string `json:"linearizabilityTimeout"`
 }
@@ -40,7 +42,25 @@ type Sizes struct {
 	ScaleTo   int `json:"scaleTo"`
 	Replace   int `json:"replace"`
 	Kill      int `json:"kill"`
-	Upgrade   int `json:"upgrade"`
+	// QuorumLoss is the size of the cluster the quorum-loss check deletes
+	// a majority of (size/2+1 member pods).
+	QuorumLoss int `json:"quorumLoss"`
+	// OperatorCrash is the size the operator-crash check scales from and
+	// back to; it scales up by two members in between.
+	OperatorCrash int `json:"operatorCrash"`
+	Upgrade       int `json:"upgrade"`
+}
+
+// OperatorCrash is the operator-crash check's kill schedule, per step.
+type OperatorCrash struct {
+	// KillsPerStep is how many times the operator is killed in each step.
+	KillsPerStep int `json:"killsPerStep"`
+	// FirstKillWithin: the first kill comes at a random point this soon
+	// after the step's change to the cluster spec.
+	FirstKillWithin string `json:"firstKillWithin"`
+	// MaxPause: each next kill comes at a random point this long at most
+	// after the new operator pod is ready.
+	MaxPause string `json:"maxPause"`
 }
 
 // TrafficConfig shapes the client load run inside the cluster and how its
@@ -184,13 +204,19 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("  budgets.%s: %w", name, err))
 		}
 	}
+	for field, v := range map[string]string{"operatorCrash.firstKillWithin": c.OperatorCrash.FirstKillWithin, "operatorCrash.maxPause": c.OperatorCrash.MaxPause} {
+		if _, err := parsePositive(v); err != nil {
+			errs = append(errs, fmt.Errorf("  %s: %w", field, err))
+		}
+	}
 	if _, err := parsePositive(c.LinearizabilityTimeout); err != nil {
 		errs = append(errs, fmt.Errorf("  linearizabilityTimeout: %w", err))
 	}
 	errs = append(errs, c.Traffic.validate()...)
 	for field, v := range map[string]int{
 		"sizes.create": c.Sizes.Create, "sizes.scaleFrom": c.Sizes.ScaleFrom, "sizes.scaleTo": c.Sizes.ScaleTo,
-		"sizes.replace": c.Sizes.Replace, "sizes.kill": c.Sizes.Kill, "sizes.upgrade": c.Sizes.Upgrade,
+		"sizes.replace": c.Sizes.Replace, "sizes.kill": c.Sizes.Kill, "sizes.quorumLoss": c.Sizes.QuorumLoss, "sizes.operatorCrash": c.Sizes.OperatorCrash,
+		"operatorCrash.killsPerStep": c.OperatorCrash.KillsPerStep, "sizes.upgrade": c.Sizes.Upgrade,
 		"traffic.clients": c.Traffic.Clients, "traffic.keys": c.Traffic.Keys, "traffic.ratePerSecond": c.Traffic.RatePerSecond,
 	} {
 		if v < 1 {
@@ -202,6 +228,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Sizes.Kill > 0 && c.Sizes.Kill < 3 {
 		errs = append(errs, fmt.Errorf("  sizes.kill: must be at least 3 to keep quorum while a member is killed, got %d", c.Sizes.Kill))
+	}
+	if c.Sizes.QuorumLoss > 0 && c.Sizes.QuorumLoss < 3 {
+		errs = append(errs, fmt.Errorf("  sizes.quorumLoss: must be at least 3, so that a majority lost still leaves a member, got %d", c.Sizes.QuorumLoss))
 	}
 	if c.Sizes.ScaleTo <= c.Sizes.ScaleFrom {
 		errs = append(errs, fmt.Errorf("  sizes.scaleTo: must exceed sizes.scaleFrom (%d), got %d", c.Sizes.ScaleFrom, c.Sizes.ScaleTo))
@@ -287,4 +316,12 @@ func parsePositive(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("%q must be positive", s)
 	}
 	return d, nil
+}
+
+// Schedule returns the durations of the kill schedule; Validate has
+// checked them.
+func (o OperatorCrash) Schedule() (kills int, firstWithin, maxPause time.Duration) {
+	firstWithin, _ = time.ParseDuration(o.FirstKillWithin)
+	maxPause, _ = time.ParseDuration(o.MaxPause)
+	return o.KillsPerStep, firstWithin, maxPause
 }

@@ -15,6 +15,8 @@ import (
 
 	utilversion "k8s.io/apimachinery/pkg/util/version"
 	"sigs.k8s.io/yaml"
+
+	"github.com/etcdproof/etcdproof/conformance/rbac"
 )
 
 // Profile describes how to drive one etcd operator. Specs read only this;
@@ -36,6 +38,8 @@ type Profile struct {
 	Capabilities Capabilities `json:"capabilities"`
 	// Cleanup declares what the operator leaves behind on purpose.
 	Cleanup Cleanup `json:"cleanup,omitempty"`
+	// RBAC is what the rbac check judges besides the installed grant.
+	RBAC RBAC `json:"rbac,omitempty"`
 	// Selftest, set only in known-bad profiles, says which check must fail
 	// and what its failure message must mention.
 	Selftest *Expectation `json:"selftest,omitempty"`
@@ -136,7 +140,25 @@ type Capabilities struct {
 	UpgradeChain          bool `json:"upgradeChain"`
 	// Kill: members whose etcd process is killed (SIGKILL) come back.
 	Kill bool `json:"kill"`
+	// QuorumLoss: the cluster serves again after a majority of its member
+	// pods is deleted at once. QuorumLossDurable claims that every
+	// acknowledged write survives (clusters created with .Durable, e.g. on
+	// claims); QuorumLossLossy only that it serves again, with the writes
+	// that survived counted in the report.
+	QuorumLoss QuorumLossClaim `json:"quorumLoss,omitempty"`
+	// OperatorCrash: the operator, killed again and again while it scales
+	// and upgrades a cluster, converges with no extra member or object.
+	OperatorCrash bool `json:"operatorCrash"`
 }
+
+// QuorumLossClaim is what a profile claims about quorum loss.
+type QuorumLossClaim string
+
+// The quorum-loss claims; "" claims nothing.
+const (
+	QuorumLossDurable QuorumLossClaim = "durable"
+	QuorumLossLossy   QuorumLossClaim = "lossy"
+)
 
 // Claims reports whether the profile claims the capability a fault check
 // needs (FaultChecks); the book's checks are claimed through the fields above.
@@ -144,6 +166,10 @@ func (c Capabilities) Claims(check string) bool {
 	switch check {
 	case "kill":
 		return c.Kill
+	case "quorum-loss":
+		return c.QuorumLoss != ""
+	case "operator-crash":
+		return c.OperatorCrash
 	}
 	return false
 }
@@ -162,6 +188,20 @@ type Cleanup struct {
 type Retention struct {
 	Resource string `json:"resource"`
 	Reason   string `json:"reason"`
+}
+
+// RBAC is what the rbac check needs to know beyond the audit log and the
+// installed grant.
+type RBAC struct {
+	// DeclaredRole is a YAML file or kustomize directory (resources only)
+	// holding the Roles and ClusterRoles the operator itself asks for, for a
+	// profile that installs it with a grant it did not write (another
+	// operator's Role). The check then judges these rules in place of the
+	// installed grant: every use must be declared, and the declared rules
+	// must hold no wildcard or dangerous grant. A use the install did not
+	// grant still fails, and what the install grants beyond them is noted.
+	// Roles count in the operator's namespace, ClusterRoles cluster-wide.
+	DeclaredRole string `json:"declaredRole,omitempty"`
 }
 
 // Expectation is the intended verdict of a known-bad operator variant or of
@@ -201,6 +241,10 @@ type TemplateData struct {
 	Size       int
 	Version    string
 	Repository string
+	// Durable asks for a cluster whose members keep their data across pod
+	// deletion (e.g. on claims); the quorum-loss check of a profile that
+	// claims durability sets it.
+	Durable bool
 	// ServedAPI answers {{ if .Served "group/version" }}; nil means served.
 	ServedAPI func(groupVersion string) bool
 }
@@ -214,13 +258,13 @@ func (d TemplateData) Served(groupVersion string) bool {
 
 // CheckLabels are the Ginkgo labels of the checks, in run order (rbac and
 // cleanup last: they judge what the others made the operator do).
-var CheckLabels = []string{"create", "scale", "replace", "kill", "upgrade", "rbac", "cleanup"}
+var CheckLabels = []string{"create", "scale", "replace", "kill", "quorum-loss", "operator-crash", "upgrade", "rbac", "cleanup"}
 
 // BookChecks are the six checks of the book, required unless --require says
 // otherwise; FaultChecks are required when the profile claims them.
 var (
 	BookChecks  = []string{"create", "scale", "replace", "upgrade", "rbac", "cleanup"}
-	FaultChecks = []string{"kill"}
+	FaultChecks = []string{"kill", "quorum-loss", "operator-crash"}
 )
 
 // Load reads and validates a profile file.
@@ -305,10 +349,23 @@ func (p *Profile) Validate() error {
 			errs = append(errs, fmt.Errorf("  cleanup.retains[%d].resource: %s is listed twice", i, r.Resource))
 		}
 	}
+	if d := p.RBAC.DeclaredRole; d != "" {
+		if IsURL(d) {
+			errs = append(errs, fmt.Errorf("  rbac.declaredRole: %q must be a local file or directory", d))
+		} else if _, err := rbac.ReadDeclared(p.Path(d), p.Operator.Namespace); err != nil {
+			errs = append(errs, fmt.Errorf("  rbac.declaredRole: %w", err))
+		}
+	}
 	switch p.Cluster.Namespace {
 	case "", "per-spec", "operator":
 	default:
 		errs = append(errs, fmt.Errorf("  cluster.namespace: %q is not one of \"per-spec\", \"operator\"", p.Cluster.Namespace))
+	}
+	switch p.Capabilities.QuorumLoss {
+	case "", QuorumLossDurable, QuorumLossLossy:
+	default:
+		errs = append(errs, fmt.Errorf("  capabilities.quorumLoss: %q is not one of %q (every acknowledged write survives) or %q (serves again; surviving writes are counted)",
+			p.Capabilities.QuorumLoss, QuorumLossDurable, QuorumLossLossy))
 	}
 	if p.Cluster.ClientPort <= 0 || p.Cluster.ClientPort > 65535 {
 		errs = append(errs, fmt.Errorf("  cluster.clientPort: %d is not a TCP port", p.Cluster.ClientPort))

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 func TestShippedProfilesAndConfigLoad(t *testing.T) {
@@ -13,8 +15,22 @@ func TestShippedProfilesAndConfigLoad(t *testing.T) {
 		t.Fatalf("profiles: %v %v", files, err)
 	}
 	for _, f := range files {
-		if _, err := Load(f); err != nil {
+		p, err := Load(f)
+		if err != nil {
 			t.Errorf("%v", err)
+			continue
+		}
+		// The quorum-loss check asks durable profiles for .Durable clusters:
+		// both renderings must be objects.
+		for _, durable := range []bool{false, true} {
+			out, err := Render(p.Cluster.Template, TemplateData{Name: "n", Namespace: "ns", Size: 3, Version: "3.5.21", Durable: durable})
+			obj := map[string]any{}
+			if err == nil {
+				err = yaml.Unmarshal([]byte(out), &obj)
+			}
+			if err != nil || obj["kind"] == nil {
+				t.Errorf("%s: cluster template with Durable=%v: %v\n%s", f, durable, err, out)
+			}
 		}
 	}
 	c, err := LoadConfig("../config/suite.yaml")
@@ -31,7 +47,13 @@ func TestShippedProfilesAndConfigLoad(t *testing.T) {
 	c.GetIntervals("cleanup", "inventory-empty")
 	c.GetIntervals("install", "image-pull")
 	c.GetIntervals("default", "operator-memory")
-	for _, b := range []string{"create/time-to-ready", "scale/time-to-scale", "replace/mttr", "upgrade/duration", "upgrade/longest-write-gap", "scale/longest-write-gap", "replace/longest-write-gap"} {
+	c.GetIntervals("kill", "container-dead")
+	c.GetIntervals("quorum-loss", "pods-deleted")
+	c.GetIntervals("operator-crash", "no-leftovers")
+	if kills, first, pause := c.OperatorCrash.Schedule(); kills < 1 || first <= 0 || pause <= 0 {
+		t.Errorf("operatorCrash schedule = %d kills, first within %s, pause %s", kills, first, pause)
+	}
+	for _, b := range []string{"kill/recovery", "kill/longest-write-gap", "quorum-loss/recovery", "operator-crash/step", "create/time-to-ready", "scale/time-to-scale", "replace/mttr", "upgrade/duration", "upgrade/longest-write-gap", "scale/longest-write-gap", "replace/longest-write-gap"} {
 		c.Budget(b)
 	}
 }
@@ -78,7 +100,7 @@ cluster:
   namespace: everywhere
   clientPort: 0
 etcd: {repository: r, initial: v3.5}
-capabilities: {upgrade: true, scaleDown: true}
+capabilities: {upgrade: true, scaleDown: true, quorumLoss: maybe}
 selftest: {check: speed, reason: "", state: passed, auditLog: missing}
 `))
 	if err == nil {
@@ -96,6 +118,7 @@ selftest: {check: speed, reason: "", state: passed, auditLog: missing}
 		`version "v3.5" is not MAJOR.MINOR.PATCH`,
 		"etcd.upgradeTo: required when capabilities.upgrade",
 		"capabilities.scaleDown",
+		`capabilities.quorumLoss: "maybe" is not one of`,
 		"cluster.template:",
 		`selftest.check: "speed" is not one of`,
 		"selftest.reason: required",
@@ -120,7 +143,8 @@ func TestBadConfigNamesEveryProblem(t *testing.T) {
 intervals: {create/members-ready: [4m], scale/x: [soon, 1s]}
 budgets: {upgrade/duration: -1s}
 timeouts: {create: 20m, scale: forever}
-sizes: {create: 3, scaleFrom: 4, scaleTo: 4, replace: 1, kill: 2, upgrade: 3}
+sizes: {create: 3, scaleFrom: 4, scaleTo: 4, replace: 1, kill: 2, quorumLoss: 2, upgrade: 3}
+operatorCrash: {killsPerStep: 0, firstKillWithin: now}
 traffic: {clients: 0, keys: 1, ratePerSecond: 1, requestTimeout: 5s}
 `)
 	_, err := LoadConfig(p)
@@ -135,6 +159,11 @@ traffic: {clients: 0, keys: 1, ratePerSecond: 1, requestTimeout: 5s}
 		"traffic.clients: must be at least 1",
 		"sizes.replace: must be at least 3",
 		"sizes.kill: must be at least 3",
+		"sizes.quorumLoss: must be at least 3",
+		"sizes.operatorCrash: must be at least 1",
+		"operatorCrash.killsPerStep: must be at least 1",
+		`operatorCrash.firstKillWithin: "now" is not a duration`,
+		"operatorCrash.maxPause: missing duration",
 		"timeouts.upgrade: missing",
 		"timeouts.setup: missing",
 		`timeouts.scale: "forever" is not a duration`,

@@ -32,13 +32,18 @@ const (
 	FindingClusterScope = "cluster scope not needed"
 	FindingDangerous    = "dangerous grant"
 	FindingNotGranted   = "used but not granted"
+	FindingNotDeclared  = "used but not declared"
 )
 
 // Diff is the comparison of use and grants.
 type Diff struct {
 	Findings []Finding `json:"findings,omitempty"`
-	// Unused lists grants no observed request needed (reported, not failed).
+	// Unused lists grants no observed request needed (reported, not failed):
+	// the declared ones when the operator declares its own (CompareDeclared).
 	Unused []string `json:"unused,omitempty"`
+	// Excess lists what the installed grant allows beyond the declared one
+	// (CompareDeclared; reported, not failed, and no reason to pass).
+	Excess []string `json:"excess,omitempty"`
 }
 
 // dangerous are grants an etcd operator never needs and that let it read
@@ -70,6 +75,39 @@ type Scope struct {
 // Compare diffs observed uses against grants.
 func Compare(uses []Use, grants []Grant, scope Scope) Diff {
 	var d Diff
+	d.judge(grants, uses, scope)
+	for _, u := range uses {
+		if !granted(u, grants) {
+			d.Findings = append(d.Findings, Finding{FindingNotGranted, "", fmt.Sprintf("%s: %s (the request was denied or the binding changed during the run)", FindingNotGranted, u)})
+		}
+	}
+	return d
+}
+
+// CompareDeclared judges the rules the operator declares it needs in place
+// of the grant its install happens to give it (a profile installing it with
+// another operator's Role): every use must still have been granted by the
+// install (a denied request is a failure), and must be declared; the
+// declared rules are judged like a grant (wildcards, dangerous grants,
+// cluster scope) and the unused ones listed. What the install grants beyond
+// the declared rules is listed in Excess.
+func CompareDeclared(uses []Use, installed, declared []Grant, scope Scope) Diff {
+	var d Diff
+	d.judge(declared, uses, scope)
+	for _, u := range uses {
+		if !granted(u, installed) {
+			d.Findings = append(d.Findings, Finding{FindingNotGranted, "", fmt.Sprintf("%s: %s (the request was denied or the binding changed during the run)", FindingNotGranted, u)})
+		}
+		if !granted(u, declared) {
+			d.Findings = append(d.Findings, Finding{FindingNotDeclared, "", fmt.Sprintf("%s: %s (no declared rule allows it)", FindingNotDeclared, u)})
+		}
+	}
+	d.Excess = excess(installed, declared, uses)
+	return d
+}
+
+// judge adds the findings about the grants themselves, and their unused rules.
+func (d *Diff) judge(grants []Grant, uses []Use, scope Scope) {
 	for _, g := range grants {
 		r := g.Rule
 		if slices.Contains(r.Verbs, "*") || slices.Contains(r.Resources, "*") || slices.Contains(r.APIGroups, "*") {
@@ -92,12 +130,88 @@ func Compare(uses []Use, grants []Grant, scope Scope) Diff {
 			d.Unused = append(d.Unused, fmt.Sprintf("%s: %s", g.Source, describeRule(r)))
 		}
 	}
-	for _, u := range uses {
-		if !granted(u, grants) {
-			d.Findings = append(d.Findings, Finding{FindingNotGranted, "", fmt.Sprintf("%s: %s (the request was denied or the binding changed during the run)", FindingNotGranted, u)})
+}
+
+// excess describes, for each installed rule, what it allows that no
+// declared rule does: rule by rule, wildcards taken literally (a "*" verb
+// is covered by a declared "*" only), as RBAC's own escalation check does.
+func excess(installed, declared []Grant, uses []Use) []string {
+	var out []string
+	for _, g := range installed {
+		beyond := beyondDeclared(g, declared)
+		if len(beyond) == 0 {
+			continue
+		}
+		parts := make([]string, len(beyond))
+		for i, r := range beyond {
+			parts[i] = describeRule(r)
+		}
+		how := "granted by the install, not used"
+		if slices.ContainsFunc(uses, func(u Use) bool {
+			return (g.Namespace == "" || g.Namespace == u.Namespace) && ruleAllows(g.Rule, u.APIGroup, u.Resource, u.Verb) && !granted(u, declared)
+		}) {
+			how = "granted by the install and used: see the findings"
+		}
+		out = append(out, fmt.Sprintf("installed grant exceeds the declared rules: %s grants %s (%s)", g.Source, strings.Join(parts, "; "), how))
+	}
+	return out
+}
+
+// beyondDeclared is the part of g's rule that no declared rule in its scope
+// covers, as rules (one per API group and verb list, resources merged).
+func beyondDeclared(g Grant, declared []Grant) []rbacv1.PolicyRule {
+	inScope := func(dg Grant) bool { return dg.Namespace == "" || (g.Namespace != "" && dg.Namespace == g.Namespace) }
+	covers := func(dg Grant, group, resource, verb string) bool {
+		r := dg.Rule
+		if !inScope(dg) || len(r.NonResourceURLs) > 0 || !matches(r.APIGroups, group) || !resourceMatches(r.Resources, resource) || !matches(r.Verbs, verb) {
+			return false
+		}
+		if len(r.ResourceNames) == 0 {
+			return true
+		}
+		return len(g.Rule.ResourceNames) > 0 && !slices.ContainsFunc(g.Rule.ResourceNames, func(n string) bool { return !slices.Contains(r.ResourceNames, n) })
+	}
+	coversURL := func(dg Grant, url, verb string) bool {
+		return inScope(dg) && matches(dg.Rule.NonResourceURLs, url) && matches(dg.Rule.Verbs, verb)
+	}
+	r := g.Rule
+	var out []rbacv1.PolicyRule
+	// Per API group: resources by the verbs no declared rule covers.
+	for _, group := range r.APIGroups {
+		var order []string
+		byVerbs := map[string][]string{}
+		for _, res := range r.Resources {
+			var verbs []string
+			for _, v := range r.Verbs {
+				if !slices.ContainsFunc(declared, func(dg Grant) bool { return covers(dg, group, res, v) }) {
+					verbs = append(verbs, v)
+				}
+			}
+			if len(verbs) == 0 {
+				continue
+			}
+			k := strings.Join(verbs, ",")
+			if _, ok := byVerbs[k]; !ok {
+				order = append(order, k)
+			}
+			byVerbs[k] = append(byVerbs[k], res)
+		}
+		for _, k := range order {
+			out = append(out, rbacv1.PolicyRule{APIGroups: []string{group}, Resources: byVerbs[k], Verbs: strings.Split(k, ","), ResourceNames: r.ResourceNames})
 		}
 	}
-	return d
+	for _, url := range r.NonResourceURLs {
+		var verbs []string
+		for _, v := range r.Verbs {
+			if !slices.ContainsFunc(declared, func(dg Grant) bool { return coversURL(dg, url, v) }) {
+				verbs = append(verbs, v)
+			}
+		}
+		if len(verbs) > 0 {
+			out = append(out, rbacv1.PolicyRule{NonResourceURLs: []string{url}, Verbs: verbs})
+		}
+	}
+	return out
 }
 
 // usedBy reports whether any use falls under the grant.
@@ -136,12 +250,27 @@ func granted(u Use, grants []Grant) bool {
 	return false
 }
 
+// ruleAllows reports whether r allows verb on resource in group; "*" as the
+// group or resource asks about any (dangerous grants).
 func ruleAllows(r rbacv1.PolicyRule, group, resource, verb string) bool {
-	match := func(list []string, v string) bool { return slices.Contains(list, "*") || slices.Contains(list, v) }
 	if len(r.NonResourceURLs) > 0 {
 		return false
 	}
-	return (group == "*" || match(r.APIGroups, group)) && (resource == "*" || match(r.Resources, resource)) && match(r.Verbs, verb)
+	return (group == "*" || matches(r.APIGroups, group)) && (resource == "*" || resourceMatches(r.Resources, resource)) && matches(r.Verbs, verb)
+}
+
+func matches(list []string, v string) bool {
+	return slices.Contains(list, "*") || slices.Contains(list, v)
+}
+
+// resourceMatches is matches for resources, where "*/scale" names the scale
+// subresource of every resource, as in RBAC.
+func resourceMatches(list []string, resource string) bool {
+	if matches(list, resource) {
+		return true
+	}
+	_, sub, ok := strings.Cut(resource, "/")
+	return ok && slices.Contains(list, "*/"+sub)
 }
 
 func describeRule(r rbacv1.PolicyRule) string {

@@ -47,12 +47,12 @@ func CleanupSpec(ctx SpecContext, s *Suite) {
 
 	By("creating a cluster in a provisioned namespace, after an inventory of that namespace")
 	var nsBefore inventory.Snapshot
-	c := newClusterWith(ctx, s, "cleanup", e.Config.Sizes.Create, e.Profile.Etcd.Initial, func(clusterNS string) {
+	c := newClusterWith(ctx, s, "cleanup", e.Config.Sizes.Create, e.Profile.Etcd.Initial, clusterOptions{beforeCR: func(clusterNS string) {
 		e.WaitForNamespaceProvisioned(ctx, clusterNS, e.Config.GetIntervals("cleanup", "namespace-provisioned")...)
 		var err error
 		nsBefore, err = inventory.TakeNamespace(ctx, e.Disc, e.Dynamic, clusterNS)
 		Expect(err).NotTo(HaveOccurred(), "inventory of namespace %s", clusterNS)
-	})
+	}})
 	c.WaitForHealthy(ctx, framework.Want{Size: e.Config.Sizes.Create, Version: e.Profile.Etcd.Initial}, e.Config.GetIntervals("cleanup", "members-ready")...)
 
 	By("deleting the cluster and waiting until its namespace holds nothing the operator made for it")

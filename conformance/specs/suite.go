@@ -101,6 +101,14 @@ func Register(cfg *profile.Config, get func() *Suite) {
 			KillSpec(ctx, get())
 		}, SpecTimeout(cfg.SpecTimeout("kill")))
 
+		It("serves again after a majority of its members is lost at once", Label("quorum-loss"), func(ctx SpecContext) {
+			QuorumLossSpec(ctx, get())
+		}, SpecTimeout(cfg.SpecTimeout("quorum-loss")))
+
+		It("converges with no extra member or object when the operator is killed mid-change", Label("operator-crash"), func(ctx SpecContext) {
+			OperatorCrashSpec(ctx, get())
+		}, SpecTimeout(cfg.SpecTimeout("operator-crash")))
+
 		It("upgrades etcd one minor at a time under linearizable traffic", Label("upgrade"), func(ctx SpecContext) {
 			UpgradeSpec(ctx, get())
 		}, SpecTimeout(cfg.SpecTimeout("upgrade")))
@@ -122,12 +130,20 @@ func Register(cfg *profile.Config, get func() *Suite) {
 // newCluster creates a namespace (unless the profile pins one) and a cluster,
 // and registers their deletion; failed specs dump their namespace first.
 func newCluster(ctx context.Context, s *Suite, check string, size int, version string) *framework.EtcdCluster {
-	return newClusterWith(ctx, s, check, size, version, nil)
+	return newClusterWith(ctx, s, check, size, version, clusterOptions{})
 }
 
-// newClusterWith is newCluster; beforeCR, when set, runs once the cluster's
-// namespace exists, before anything is created in it.
-func newClusterWith(ctx context.Context, s *Suite, check string, size int, version string, beforeCR func(clusterNS string)) *framework.EtcdCluster {
+// clusterOptions are what some checks need beyond a plain cluster.
+type clusterOptions struct {
+	// durable asks for members whose data survives their pods.
+	durable bool
+	// beforeCR runs once the cluster's namespace exists, before anything
+	// is created in it.
+	beforeCR func(clusterNS string)
+}
+
+// newClusterWith is newCluster with opts.
+func newClusterWith(ctx context.Context, s *Suite, check string, size int, version string, opts clusterOptions) *framework.EtcdCluster {
 	e := s.Env
 	ns := ""
 	clusterNS := e.Profile.Operator.Namespace
@@ -138,11 +154,11 @@ func newClusterWith(ctx context.Context, s *Suite, check string, size int, versi
 		clusterNS = ns
 		s.Namespaces = append(s.Namespaces, ns)
 	}
-	if beforeCR != nil {
-		beforeCR(clusterNS)
+	if opts.beforeCR != nil {
+		opts.beforeCR(clusterNS)
 	}
 	name := fmt.Sprintf("%s-%d", check, time.Now().Unix()%100000)
-	c, err := e.CreateCluster(ctx, clusterNS, name, size, version)
+	c, err := e.CreateCluster(ctx, framework.ClusterSpec{Namespace: clusterNS, Name: name, Size: size, Version: version, Durable: opts.durable})
 	Expect(err).NotTo(HaveOccurred())
 	c.SpecNamespace = ns
 	DeferCleanup(func(ctx SpecContext) {

@@ -72,6 +72,8 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): replace a dead member's pod but leave the dead member in etcd's membership.")
 	fs.BoolVar(&o.unsafe.UpgradeAllAtOnce, "unsafe-upgrade-all-at-once", false,
 		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): restart every member at once on upgrade, with no health gate.")
+	fs.BoolVar(&o.unsafe.RebootstrapAfterQuorumLoss, "unsafe-rebootstrap-after-quorum-loss", false,
+		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): once most member pods of a running cluster are gone, delete the rest with their claims and bootstrap a new, empty cluster.")
 	fs.BoolVar(&o.unsafeMembers.LeavePVCOnDelete, "unsafe-leave-pvc-on-delete", false,
 		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): create one member claim of each cluster without an owner reference, so it is left behind when the cluster is deleted (clusters with spec.pod.persistentVolumeClaimSpec only).")
 	fs.BoolVar(&o.unsafeMembers.ShellProbe, "unsafe-shell-probe", false,
@@ -191,6 +193,7 @@ func run(ctx context.Context, restCfg *rest.Config, gates *kubecompat.Gates, o o
 	if o.unsafe != (plan.Options{}) || o.unsafeMembers != (desired.Unsafe{}) {
 		log.Info("UNSAFE test-only behaviour is on; never run this in production",
 			"skipDeadMemberRemoval", o.unsafe.SkipDeadMemberRemoval, "upgradeAllAtOnce", o.unsafe.UpgradeAllAtOnce,
+			"rebootstrapAfterQuorumLoss", o.unsafe.RebootstrapAfterQuorumLoss,
 			"leavePVCOnDelete", o.unsafeMembers.LeavePVCOnDelete, "shellProbe", o.unsafeMembers.ShellProbe)
 	}
 	r := &controller.Reconciler{

@@ -120,6 +120,19 @@ func (r *Reconciler) act(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *o
 			}
 			r.upgraded(c, "Member %s restarted with %s", name, desired.Image(c, a.Version))
 		}
+	case plan.Rebootstrap:
+		// Unsafe on purpose: the data of the members left is thrown away.
+		for _, name := range a.Names {
+			if pod, ok := obs.pods[name]; ok {
+				if err := r.Client.Delete(ctx, pod, client.GracePeriodSeconds(0)); client.IgnoreNotFound(err) != nil {
+					return fmt.Errorf("deleting pod %s: %w", name, err)
+				}
+			}
+			if err := r.deleteClaim(ctx, c, name); err != nil {
+				return err
+			}
+		}
+		return r.bootstrap(ctx, c, a)
 	case plan.Fail:
 		if c.Status.Phase != etcdv1beta2.PhaseFailed {
 			r.event(c, corev1.EventTypeWarning, conditions.EventClusterFailed, "Fail", "%s", a.Message)

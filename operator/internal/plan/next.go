@@ -87,6 +87,9 @@ func next(o Observed, opts Options) Action {
 	if a, ok := restartUnpulled(o); ok {
 		return a
 	}
+	if a, ok := unsafeRebootstrap(o, opts, version); ok {
+		return a
+	}
 	if !o.MembershipKnown {
 		return withoutMembership(o, version)
 	}

@@ -228,6 +228,29 @@ func TestNext(t *testing.T) {
 		{"unsafe: upgrade restarts every outdated member at once",
 			with(healthy, func(o *Observed) { o.Version = "3.6.5"; o.Members[1].Healthy = false }),
 			Options{UpgradeAllAtOnce: true}, Action{Kind: RestartAll, Names: []string{"a", "b", "c"}}},
+		{"unsafe: a lost majority throws away the rest and bootstraps anew",
+			with(healthy, func(o *Observed) {
+				o.UsesPVC, o.MembershipKnown, o.Members = true, false, nil
+				o.PVCs = map[string]bool{"a": true, "b": true, "c": true}
+				dropPod(o, "a")
+				dropPod(o, "b")
+			}),
+			Options{RebootstrapAfterQuorumLoss: true}, Action{Kind: Rebootstrap, Count: 3, Names: []string{"a", "b", "c"}}},
+		{"unsafe mode: one pod lost keeps quorum, and the member is restarted on its claim",
+			with(healthy, func(o *Observed) {
+				o.UsesPVC = true
+				o.PVCs = map[string]bool{"a": true, "b": true, "c": true}
+				dropPod(o, "b")
+			}),
+			Options{RebootstrapAfterQuorumLoss: true}, Action{Kind: RecreatePod, Member: "b"}},
+		{"the same lost majority on claims is restarted on its volumes",
+			with(healthy, func(o *Observed) {
+				o.UsesPVC, o.MembershipKnown, o.Members = true, false, nil
+				o.PVCs = map[string]bool{"a": true, "b": true, "c": true}
+				dropPod(o, "a")
+				dropPod(o, "b")
+			}),
+			Options{}, Action{Kind: RecreatePod, Member: "a"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

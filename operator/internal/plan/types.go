@@ -94,6 +94,9 @@ type Options struct {
 	SkipDeadMemberRemoval bool
 	// UpgradeAllAtOnce restarts every outdated member at once with no health gate.
 	UpgradeAllAtOnce bool
+	// RebootstrapAfterQuorumLoss starts a new, empty cluster once most
+	// member pods are gone (see unsafeRebootstrap).
+	RebootstrapAfterQuorumLoss bool
 }
 
 // Kind names an action.
@@ -135,6 +138,9 @@ const (
 	DeleteOrphanClaim Kind = "DeleteOrphanClaim"
 	// RestartAll (unsafe): force-delete and recreate every pod in Names at once.
 	RestartAll Kind = "RestartAll"
+	// Rebootstrap (unsafe self-test mode only): delete every member pod
+	// and claim in Names and bootstrap Count new members.
+	Rebootstrap Kind = "Rebootstrap"
 	// ResumeBootstrap: create the missing pod Member of an unfinished bootstrap,
 	// with the same initial cluster as its peers (copied from pod From).
 	ResumeBootstrap Kind = "ResumeBootstrap"

@@ -1,0 +1,84 @@
+package specs
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
+	"github.com/etcdproof/etcdproof/conformance/framework"
+)
+
+// crashStep is one change the operator carries out while it is killed.
+type crashStep struct {
+	name   string
+	change func() error
+	want   framework.Want
+}
+
+// OperatorCrashSpec kills the operator (its pods, with no grace period: no
+// SIGTERM, no lease released) at random points while it scales a cluster up
+// by two members, back down, and upgrades it one minor, under traffic. After
+// each step the cluster must be exactly what the spec says: size members,
+// none extra or left over in etcd or as pods, every member on the version,
+// the data kept; the history must be linearizable. Each step must have seen
+// at least one kill, or nothing was proven about a crash in it.
+func OperatorCrashSpec(ctx SpecContext, s *Suite) {
+	const check = "operator-crash"
+	e := s.Env
+	caps := e.Profile.Capabilities
+	if !caps.OperatorCrash {
+		notClaimed(s, check, "operatorCrash")
+	}
+	if e.Profile.Operator.Deployment == "" {
+		Incomplete(s, check, "the profile names no operator Deployment (operator.deployment): there is no operator pod to kill")
+	}
+	size, version := e.Config.Sizes.OperatorCrash, e.Profile.Etcd.Initial
+	c := newCluster(ctx, s, check, size, version)
+	c.WaitForHealthy(ctx, framework.Want{Size: size, Version: version}, e.Config.GetIntervals(check, "members-ready")...)
+	marker := map[string]string{"etcdproof/marker/operator-crash": "before-crashes"}
+	Expect(c.WriteMarkers(ctx, marker)).To(Succeed())
+
+	steps := []crashStep{
+		{"scale-up", func() error { return c.SetSize(ctx, size+2) }, framework.Want{Size: size + 2, Version: version, Data: marker}},
+		{"scale-down", func() error { return c.SetSize(ctx, size) }, framework.Want{Size: size, Version: version, Data: marker}},
+	}
+	if to := e.Profile.Etcd.UpgradeTo; caps.Upgrade && to != "" {
+		steps = append(steps, crashStep{"upgrade", func() error { return c.SetVersion(ctx, to) }, framework.Want{Size: size, Version: to, Data: marker}})
+	} else {
+		s.Report.Note(check, "upgrade step skipped: the profile does not claim upgrade")
+	}
+	kills, first, maxPause := e.Config.OperatorCrash.Schedule()
+	schedule := framework.KillSchedule{Kills: kills, FirstWithin: first, MaxPause: maxPause}
+	took := map[string]time.Duration{}
+	res := withTraffic(ctx, s, c, check, check, framework.TrafficLimits{}, func() {
+		for _, step := range steps {
+			By(fmt.Sprintf("%s to %d members on etcd %s, killing the operator %d times on the way", step.name, step.want.Size, step.want.Version, kills))
+			Expect(step.change()).To(Succeed())
+			killer := e.StartOperatorKiller(ctx, schedule)
+			d, _ := c.WaitForHealthy(ctx, step.want, e.Config.GetIntervals(check, "members-ready")...)
+			done, err := killer.Stop()
+			Expect(err).NotTo(HaveOccurred())
+			took[step.name] = d
+			s.Report.Note(check, "%s: operator killed %d times (%s); whole again after %s", step.name, len(done), describeKills(done), d.Round(100*time.Millisecond))
+			if len(done) == 0 {
+				Incomplete(s, check, "%s finished in %s, before the operator could be killed: nothing was proven about a crash in it", step.name, d.Round(100*time.Millisecond))
+			}
+			c.WaitForExactMemberPods(ctx, step.want.Size, e.Config.GetIntervals(check, "no-leftovers")...)
+		}
+	})
+	for _, step := range steps {
+		expectWithin(s, check, step.name, took[step.name], "operator-crash/step")
+	}
+	expectTraffic(res, check)
+}
+
+func describeKills(kills []framework.OperatorKill) string {
+	var at []string
+	for _, k := range kills {
+		at = append(at, fmt.Sprintf("%s at +%s", strings.Join(k.Pods, ","), k.After.Round(100*time.Millisecond)))
+	}
+	return strings.Join(at, "; ")
+}
