@@ -164,6 +164,8 @@ func TestRequiredChecks(t *testing.T) {
 		{"create", nil, "create", profile.Capabilities{}},
 		{"kill", nil, "", profile.Capabilities{}},
 		{"kill", nil, "kill", profile.Capabilities{Kill: true}},
+		{"", nil, "create,scale,replace,quorum-loss,operator-crash,upgrade,rbac,cleanup",
+			profile.Capabilities{QuorumLoss: profile.QuorumLossLossy, OperatorCrash: true}},
 		{"create || (scale && !upgrade)", nil, "create,scale", profile.Capabilities{}},
 		{"!rbac", nil, "create,scale,replace,upgrade,cleanup", profile.Capabilities{}},
 		{"create", []string{"create", "rbac"}, "create,rbac", profile.Capabilities{}},

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/etcdproof/etcdproof/conformance/profile"
 	"github.com/etcdproof/etcdproof/conformance/runner"
 )
 
@@ -108,7 +109,7 @@ func parseRun(args []string, stderr io.Writer) (runner.Options, error) {
 	var f runFlags
 	f.register(fs)
 	fs.StringVar(&f.o.Framework.ReportDir, "report-dir", "_report", "where report.json, report.md, junit.xml and artifacts go")
-	fs.StringVar(&f.o.LabelFilter, "label-filter", "", "Ginkgo label filter over the checks: create, scale, replace, kill, upgrade, rbac, cleanup")
+	fs.StringVar(&f.o.LabelFilter, "label-filter", "", "Ginkgo label filter over the checks: "+strings.Join(profile.CheckLabels, ", "))
 	var requireErr error
 	fs.Func("require", "comma-separated checks that must pass for exit 0 (default: the book's six checks and the fault checks the profile claims, those the --label-filter selects);\n"+
 		"a required check that is not claimed by the profile, not selected, skipped or INCOMPLETE makes the run INCOMPLETE (exit 2)", func(v string) error {
