@@ -41,6 +41,7 @@ type options struct {
 	notRunningDeadline      time.Duration
 	createCRD               bool
 	podName                 string
+	seedImage               string
 	coreos                  coreosFlags
 	// withoutEffect are coreos flags given that change nothing here.
 	withoutEffect []string
@@ -68,6 +69,8 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 		"Namespace of the leader-election Lease (default: $POD_NAMESPACE, else $MY_POD_NAMESPACE, else --namespace).")
 	fs.DurationVar(&o.notRunningDeadline, "member-not-running-deadline", plan.DefaultNotRunningDeadline,
 		"How long a member pod may stay pending unscheduled, in ImagePullBackOff, ErrImagePull, CrashLoopBackOff or another container error, or terminating on a NotReady node, before its member counts as dead and is replaced (timed from the pod's status, so an operator restart keeps the clock).")
+	fs.StringVar(&o.seedImage, "seed-image", "",
+		"Image whose etcd-operator binary copies a survivor's data into the first member of a cluster recovered from it (annotation etcd.database.coreos.com/recover-quorum-from-survivor; default: the image of the operator's own pod, read at start).")
 	fs.BoolVar(&o.unsafe.SkipDeadMemberRemoval, "unsafe-skip-dead-member-removal", false,
 		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): replace a dead member's pod but leave the dead member in etcd's membership.")
 	fs.BoolVar(&o.unsafe.UpgradeAllAtOnce, "unsafe-upgrade-all-at-once", false,
@@ -116,6 +119,9 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "seed" {
+		os.Exit(runSeed(os.Args[2:]))
+	}
 	// Before any client exists: client-go reads its feature gates once.
 	gates := kubecompat.Install()
 	o, zapOpts, err := parseFlags(os.Args[1:])
@@ -203,6 +209,7 @@ func run(ctx context.Context, restCfg *rest.Config, gates *kubecompat.Gates, o o
 		Unsafe:  o.unsafeMembers,
 
 		NotRunningDeadline: o.notRunningDeadline,
+		SeedImage:          seedImage(ctx, restCfg, o, log),
 
 		WithoutDisruptionBudget: g.noDisruptionBudget,
 		StatusWithObject:        g.statusWithObject,

@@ -49,6 +49,10 @@ const (
 	// ReasonImageNotPulled: a member could not pull the image of spec.version
 	// in time; it runs its previous version again and the upgrade is held.
 	ReasonImageNotPulled = "ImageNotPulled"
+	// ReasonRecoveringFromSurvivor: quorum was lost for good on emptyDir and
+	// the cluster opted in: it is started again from a copy of a survivor's
+	// data, so writes the lost members acknowledged may be missing.
+	ReasonRecoveringFromSurvivor = "RecoveringFromSurvivor"
 )
 
 // Event reasons. The first four are the ones coreos etcd-operator emitted, kept
@@ -71,4 +75,7 @@ const (
 	EventMemberNotRunning = "Member Not Running"
 	// EventMemberAdopted names an orphaned member pod taken over by the cluster.
 	EventMemberAdopted = "Member Adopted"
+	// EventRecoveringFromSurvivor (Warning) names the survivor whose data a
+	// cluster that lost quorum for good starts again from, and what may be lost.
+	EventRecoveringFromSurvivor = "Recovering From Survivor"
 )

@@ -133,6 +133,10 @@ func (r *Reconciler) act(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *o
 			}
 		}
 		return r.bootstrap(ctx, c, a)
+	case plan.SeedFromSurvivor:
+		return r.seedFromSurvivor(ctx, c, obs, a)
+	case plan.RetireOldMembers:
+		return r.retireOldMembers(ctx, c, obs, a)
 	case plan.Fail:
 		if c.Status.Phase != etcdv1beta2.PhaseFailed {
 			r.event(c, corev1.EventTypeWarning, conditions.EventClusterFailed, "Fail", "%s", a.Message)

@@ -26,6 +26,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/etcdproof/etcdproof/operator/internal/desired"
+	"github.com/etcdproof/etcdproof/operator/internal/seed"
 )
 
 // etcdKubelet plays the kubelet for every member pod of one namespace with
@@ -58,6 +59,10 @@ type memberProcess struct {
 	ip   net.IP
 	stop chan struct{}
 	done chan struct{}
+
+	// seed, when the pod has the seed init container, copies a survivor's
+	// data into the member's data dir before etcd starts (see runSeed).
+	seed *seed.Config
 
 	mu       sync.Mutex
 	etcd     *embed.Etcd
@@ -129,6 +134,11 @@ func (k *etcdKubelet) sync(ctx context.Context, pod *corev1.Pod) {
 		}
 		proc = &memberProcess{pod: pod.Name, ip: net.ParseIP(cfg.ListenPeerUrls[0].Hostname()),
 			stop: make(chan struct{}), done: make(chan struct{}), waiting: "ContainerCreating"}
+		if proc.seed, err = seedConfig(pod, cfg.Dir); err != nil {
+			k.mu.Unlock()
+			k.t.Logf("kubelet: pod %s: %v", pod.Name, err)
+			return
+		}
 		k.processes[pod.UID] = proc
 		k.dns.set(desired.MemberHost(pod.Name, pod.Labels[desired.LabelCluster], pod.Namespace), proc.ip)
 		go proc.run(cfg)
@@ -225,6 +235,9 @@ func (k *etcdKubelet) dataDir(ctx context.Context, pod *corev1.Pod) (string, err
 // stops by itself, until the pod goes.
 func (p *memberProcess) run(cfg *embed.Config) {
 	defer close(p.done)
+	if !p.runSeed() {
+		return
+	}
 	for {
 		e, err := embed.StartEtcd(cfg)
 		if err != nil {
@@ -314,4 +327,58 @@ func setPodCondition(st *corev1.PodStatus, typ corev1.PodConditionType, status c
 		}
 	}
 	st.Conditions = append(st.Conditions, corev1.PodCondition{Type: typ, Status: status, LastTransitionTime: metav1.Now()})
+}
+
+// seedConfig reads the seed init container's command line, as the operator's
+// `seed` subcommand does, with the data dir moved to the pod's own; nil when
+// the pod has none.
+func seedConfig(pod *corev1.Pod, dataDir string) (*seed.Config, error) {
+	for _, ctr := range pod.Spec.InitContainers {
+		if ctr.Name != desired.SeedContainerName {
+			continue
+		}
+		if len(ctr.Command) < 2 || ctr.Command[1] != "seed" {
+			return nil, fmt.Errorf("init container %s runs %v, not the seed subcommand", ctr.Name, ctr.Command)
+		}
+		cfg, err := seed.ParseFlags(ctr.Command[2:])
+		if err != nil {
+			return nil, err
+		}
+		cfg.DataDir = dataDir
+		return &cfg, nil
+	}
+	return nil, nil
+}
+
+// runSeed is the init container: the same code as the operator's `seed`
+// subcommand, run in-process, again a second after each failure (as the
+// kubelet restarts a failed init container), until it succeeds or the pod
+// goes. It reports whether etcd may start.
+func (p *memberProcess) runSeed() bool {
+	if p.seed == nil {
+		return true
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-p.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	p.set(func() { p.waiting = "PodInitializing" })
+	for {
+		err := seed.Run(ctx, zap.NewNop(), *p.seed)
+		if err == nil {
+			return true
+		}
+		fmt.Fprintf(os.Stderr, "kubelet: pod %s: seed init container failed: %v\n", p.pod, err)
+		p.set(func() { p.waiting = "Init:Error"; p.restarts++ })
+		select {
+		case <-p.stop:
+			return false
+		case <-time.After(time.Second):
+		}
+	}
 }

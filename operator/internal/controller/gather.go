@@ -58,6 +58,9 @@ func (r *Reconciler) gather(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*o
 			PolicyHash: desired.PodPolicyHash(c),
 
 			NotRunningDeadline: r.notRunningDeadline(),
+
+			RecoverFromSurvivor: desired.RecoversFromSurvivor(c),
+			SeedImage:           r.SeedImage,
 		},
 		pods: map[string]*corev1.Pod{},
 	}
@@ -84,6 +87,11 @@ func (r *Reconciler) gather(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*o
 			endpoints = append(endpoints, podClientURL(p))
 		}
 	}
+	if _, old, ok := plan.Retiring(obs.Pods); ok {
+		// The old cluster's pods, which a seeded member replaces: only the
+		// new cluster's membership counts from now on.
+		endpoints = withoutPods(endpoints, obs.pods, old)
+	}
 	if obs.UsesPVC {
 		var pvcs corev1.PersistentVolumeClaimList
 		if err := r.Client.List(ctx, &pvcs, client.InNamespace(c.Namespace), selector); err != nil {
@@ -101,6 +109,10 @@ func (r *Reconciler) gather(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*o
 	}
 	if len(endpoints) > 0 {
 		r.readMembership(ctx, obs, endpoints)
+	}
+	// Only a cluster that ran can lose its quorum (a bootstrap has no leader yet either).
+	if len(endpoints) > 0 && !obs.UsesPVC && obs.Phase == etcdv1beta2.PhaseRunning && (!obs.MembershipKnown || obs.LeaderID == 0) {
+		r.readLocal(ctx, obs, endpoints)
 	}
 	r.sortStrangers(ctx, obs, strangers, orphanClaims)
 	return obs, nil
@@ -181,6 +193,9 @@ func podInfo(p *corev1.Pod) plan.Pod {
 		// The API server makes every pod Pending until its kubelet starts it.
 		Pending:        p.Status.Phase == corev1.PodPending || p.Status.Phase == "",
 		ImageNotPulled: p.Annotations[desired.AnnotationImageNotPulled],
+	}
+	if from, index, replaces, ok := desired.SeedOf(p); ok {
+		info.Seed = &plan.Seed{From: from, RaftIndex: index, Replaces: replaces}
 	}
 	info.NotRunning, info.NotRunningSince = plan.NotRunning(p)
 	for _, ctr := range p.Spec.Containers {

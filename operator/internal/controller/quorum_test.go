@@ -3,7 +3,9 @@ package controller_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -13,6 +15,7 @@ import (
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
 	"github.com/etcdproof/etcdproof/operator/internal/conditions"
 	"github.com/etcdproof/etcdproof/operator/internal/controller"
+	"github.com/etcdproof/etcdproof/operator/internal/desired"
 )
 
 // runningOnEtcdKubelet creates a cluster that the operator runs on real
@@ -83,6 +86,7 @@ func TestAllMembersLostOnEmptyDirIsNotBootstrappedAgain(t *testing.T) {
 	currentEraOnly(t)
 	ctx := context.Background()
 	c := runningOnEtcdKubelet(t, 3, false)
+	optIn(t, c) // not even when the cluster asks to recover from a survivor: there is none
 	killed := killPods(t, c, 3)
 	waitFor(t, "Failed with Available=False, QuorumLost", func() error {
 		var got etcdv1beta2.EtcdCluster
@@ -104,4 +108,101 @@ func TestAllMembersLostOnEmptyDirIsNotBootstrappedAgain(t *testing.T) {
 			t.Fatalf("pod %s was created after every member was lost; want none (no new, empty cluster)", p.Name)
 		}
 	}
+}
+
+// optIn asks the cluster to recover a lost quorum from a survivor.
+func optIn(t *testing.T, c *etcdv1beta2.EtcdCluster) {
+	t.Helper()
+	patchCluster(t, c, func(c *etcdv1beta2.EtcdCluster) {
+		c.Annotations = map[string]string{desired.AnnotationRecoverFromSurvivor: "true"}
+	})
+}
+
+// TestQuorumLossOnEmptyDirWithASurvivor deletes two of three member pods on
+// emptyDir at once. Opted in, the cluster is started again from the
+// survivor's data (the seed init container runs in-process, see runSeed) and
+// grows back to three members holding a key written before the loss; the
+// survivor's pod is replaced. Not opted in, it stays QuorumLost and nothing
+// is created or deleted.
+func TestQuorumLossOnEmptyDirWithASurvivor(t *testing.T) {
+	needAPIServer(t)
+	currentEraOnly(t)
+	ctx := context.Background()
+	start := func(t *testing.T) (*etcdv1beta2.EtcdCluster, string, corev1.Pod) {
+		c := runningOnEtcdKubeletWith(t, &controller.Reconciler{SeedImage: "etcdproof/etcd-operator:test"}, 3, false)
+		key := putKey(t, c)
+		pods, err := memberPods(ctx, c.Namespace, c.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, key, pods[2] // killPods deletes the first ones
+	}
+
+	t.Run("opted in: recovered from the survivor", func(t *testing.T) {
+		c, key, survivor := start(t)
+		optIn(t, c)
+		killed := killPods(t, c, 2)
+		waitConverged(t, c, 3, false)
+		getKey(t, c, key)
+		pods, err := memberPods(ctx, c.Namespace, c.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seeded := 0
+		for _, p := range pods {
+			if killed[p.UID] || p.UID == survivor.UID {
+				t.Fatalf("pod %s of the old cluster is still there", p.Name)
+			}
+			if p.Annotations[desired.AnnotationSeededFrom] == survivor.Name {
+				seeded++
+			}
+		}
+		if seeded != 1 {
+			t.Fatalf("%d pods seeded from %s, want 1", seeded, survivor.Name)
+		}
+		if eventsRecorded(t) {
+			waitFor(t, "Event "+conditions.EventRecoveringFromSurvivor, func() error {
+				seen, err := eventReasons(ctx, c.Namespace)
+				if err == nil && !seen[conditions.EventRecoveringFromSurvivor] {
+					err = fmt.Errorf("events %v", seen)
+				}
+				return err
+			})
+		}
+	})
+
+	t.Run("not opted in: QuorumLost, nothing changed", func(t *testing.T) {
+		c, _, survivor := start(t)
+		killPods(t, c, 2)
+		waitFor(t, "Available=False, QuorumLost, naming the opt-in", func() error {
+			var got etcdv1beta2.EtcdCluster
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(c), &got); err != nil {
+				return err
+			}
+			available := meta.FindStatusCondition(got.Status.Conditions, conditions.Available)
+			if available == nil || available.Reason != conditions.ReasonQuorumLost ||
+				!strings.Contains(available.Message, desired.AnnotationRecoverFromSurvivor) {
+				return fmt.Errorf("Available %+v", available)
+			}
+			return nil
+		})
+		// A few passes later: still only the survivor, running.
+		for range 5 {
+			time.Sleep(time.Second)
+			pods, err := memberPods(ctx, c.Namespace, c.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept := false
+			for _, p := range pods {
+				if p.UID != survivor.UID && p.DeletionTimestamp == nil {
+					t.Fatalf("pod %s was created while quorum was lost without opt-in", p.Name)
+				}
+				kept = kept || (p.UID == survivor.UID && p.DeletionTimestamp == nil)
+			}
+			if !kept {
+				t.Fatalf("the survivor %s was deleted", survivor.Name)
+			}
+		}
+	})
 }

@@ -71,6 +71,9 @@ type Reconciler struct {
 	Unsafe  desired.Unsafe
 	// NotRunningDeadline: see plan.Observed (0: plan.DefaultNotRunningDeadline).
 	NotRunningDeadline time.Duration
+	// SeedImage runs the operator's binary in a seeded member's init
+	// container (plan.Observed.SeedImage); "" when unknown.
+	SeedImage string
 	// disruptionBudget is the PodDisruptionBudget type served (SetupWithManager).
 	disruptionBudget client.Object
 	// Now and NameSuffix are injectable for tests.

@@ -109,6 +109,11 @@ func computeStatus(c *etcdv1beta2.EtcdCluster, obs *observation, a plan.Action, 
 	switch {
 	case a.Kind == plan.Fail:
 		set(conditions.Available, false, conditions.ReasonQuorumLost, a.Message)
+	case a.Reason == conditions.ReasonRecoveringFromSurvivor:
+		set(conditions.Available, false, conditions.ReasonRecoveringFromSurvivor, a.Message)
+	case a.Kind == plan.Wait && a.Reason == conditions.ReasonQuorumLost:
+		// The plan's own words: which members are lost, and what to do.
+		set(conditions.Available, false, conditions.ReasonQuorumLost, a.Message)
 	case a.Reason == conditions.ReasonForeignPods && len(obs.Pods) == 0:
 		set(conditions.Available, false, conditions.ReasonForeignPods, a.Message)
 	case !obs.MembershipKnown && (st.Phase == etcdv1beta2.PhaseCreating):
@@ -132,6 +137,8 @@ func computeStatus(c *etcdv1beta2.EtcdCluster, obs *observation, a plan.Action, 
 
 	dead := plan.Dead(obs.Observed)
 	switch {
+	case a.Reason == conditions.ReasonRecoveringFromSurvivor:
+		set(conditions.Recovering, true, conditions.ReasonRecoveringFromSurvivor, a.Message)
 	case obs.MembershipKnown && len(dead) > 0 && !plan.Surplus(obs.Observed):
 		set(conditions.Recovering, true, conditions.ReasonReplacingDeadMember, fmt.Sprintf("%d dead member(s), first %s: %s", len(dead), dead[0].Name, plan.WhyDead(obs.Observed, dead[0])))
 	case a.Kind == plan.RecreatePod || (a.Kind == plan.RestartMember && !a.Upgrade):

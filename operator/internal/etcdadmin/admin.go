@@ -46,6 +46,7 @@ type Admin interface {
 	Promote(ctx context.Context, id uint64) error
 	Remove(ctx context.Context, id uint64) error
 	MoveLeader(ctx context.Context, to uint64) error
+	Locals(ctx context.Context) []Local
 	Close() error
 }
 

@@ -90,6 +90,9 @@ func next(o Observed, opts Options) Action {
 	if a, ok := unsafeRebootstrap(o, opts, version); ok {
 		return a
 	}
+	if a, ok := recoverFromSurvivor(o, version); ok {
+		return a
+	}
 	if !o.MembershipKnown {
 		return withoutMembership(o, version)
 	}

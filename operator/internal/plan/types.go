@@ -33,6 +33,9 @@ type Pod struct {
 	// ImageNotPulled is the image the member could not pull before this pod
 	// brought it back on its previous version (desired.AnnotationImageNotPulled).
 	ImageNotPulled string
+	// Seed is set on a member pod started on a copy of a survivor's data
+	// (see LostQuorum); nil for every other pod.
+	Seed *Seed
 }
 
 // Member is one entry of etcd's membership, joined with its health.
@@ -85,6 +88,16 @@ type Observed struct {
 	MembershipKnown bool
 	Members         []Member
 	LeaderID        uint64
+
+	// Local is what each answering member says on its own (read locally, so
+	// without quorum); filled only on emptyDir while no leader is known.
+	Local []Local
+	// RecoverFromSurvivor: the cluster opted in to recovering a lost quorum
+	// from a survivor's data (desired.AnnotationRecoverFromSurvivor).
+	RecoverFromSurvivor bool
+	// SeedImage runs the operator's binary in the init container of a
+	// seeded member; "" when the operator does not know it.
+	SeedImage string
 }
 
 // Options switch on deliberately unsafe behaviour for the suite's self-test.
@@ -144,6 +157,13 @@ const (
 	// ResumeBootstrap: create the missing pod Member of an unfinished bootstrap,
 	// with the same initial cluster as its peers (copied from pod From).
 	ResumeBootstrap Kind = "ResumeBootstrap"
+	// SeedFromSurvivor: create the pod of the only member of a new cluster,
+	// seeded from a copy of survivor pod From's data (raft index RaftIndex),
+	// replacing the pods in Names (see LostQuorum).
+	SeedFromSurvivor Kind = "SeedFromSurvivor"
+	// RetireOldMembers: delete the pods in Names, the old cluster's, once the
+	// seeded member replacing them runs.
+	RetireOldMembers Kind = "RetireOldMembers"
 )
 
 // Action is the decision of one pass.
@@ -164,6 +184,8 @@ type Action struct {
 	// ImageNotPulled, on a RecreatePod while an upgrade is held, is the image
 	// that could not be pulled, recorded on the new pod.
 	ImageNotPulled string
+	// RaftIndex, on SeedFromSurvivor, is the survivor's raft index.
+	RaftIndex uint64
 	// Reason is a condition reason; Message says the same for people.
 	Reason       string
 	Message      string
