@@ -21,6 +21,10 @@ type Truth struct {
 	Claims   Claims     `json:"claims"`
 	// Problems lists every disagreement with the expectation; empty is good.
 	Problems []string `json:"problems,omitempty"`
+	// OnLostNode are the member pods being deleted on Want.LostNode, left
+	// out of the probe: only that node's kubelet (or a force delete) can
+	// confirm their deletion.
+	OnLostNode []string `json:"onLostNode,omitempty"`
 }
 
 // PodTruth is one member pod's view.
@@ -48,6 +52,11 @@ type Want struct {
 	Version string
 	// Data maps keys written earlier to the values that must still be there.
 	Data map[string]string
+	// LostNode is a node that is down: a member pod being deleted there is
+	// no member the cluster needs (its deletion waits for a kubelet that is
+	// gone), so it is listed in Truth.OnLostNode instead of being a
+	// problem. Any other pod on it is probed, and found unreachable.
+	LostNode string
 }
 
 // Problem message prefixes, so selftests can name the reason a check failed.
@@ -84,6 +93,10 @@ func (c *EtcdCluster) GroundTruth(ctx context.Context, want Want) (Truth, error)
 		}
 	}()
 	for _, p := range pods {
+		if want.LostNode != "" && p.Spec.NodeName == want.LostNode && p.DeletionTimestamp != nil {
+			t.OnLostNode = append(t.OnLostNode, p.Name)
+			continue
+		}
 		if p.DeletionTimestamp != nil || p.Status.Phase != "Running" {
 			t.Problems = append(t.Problems, fmt.Sprintf("%s: pod %s is %s", ProblemUnreachable, p.Name, p.Status.Phase))
 			continue

@@ -28,8 +28,10 @@ type TrafficPod struct {
 	Namespace string
 }
 
-// StartTraffic creates the traffic pod for a cluster.
-func (c *EtcdCluster) StartTraffic(ctx context.Context, step string) (*TrafficPod, error) {
+// StartTraffic creates the traffic pod for a cluster; onNode, when given,
+// is the node it must run on (the node-loss check keeps the clients off the
+// node it stops), else the scheduler picks one.
+func (c *EtcdCluster) StartTraffic(ctx context.Context, step string, onNode ...string) (*TrafficPod, error) {
 	tc := c.env.Config.Traffic
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "etcdproof-traffic-" + step, Namespace: c.Namespace, Labels: map[string]string{"app.kubernetes.io/name": "etcdproof-traffic"}},
@@ -70,6 +72,9 @@ func (c *EtcdCluster) StartTraffic(ctx context.Context, step string) (*TrafficPo
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
 		},
+	}
+	if len(onNode) > 0 && onNode[0] != "" {
+		pod.Spec.NodeSelector = map[string]string{corev1.LabelHostname: onNode[0]}
 	}
 	if _, err := c.env.Kube.CoreV1().Pods(c.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		return nil, fmt.Errorf("create traffic pod: %w", err)

@@ -45,6 +45,9 @@ type Sizes struct {
 	// QuorumLoss is the size of the cluster the quorum-loss check deletes
 	// a majority of (size/2+1 member pods).
 	QuorumLoss int `json:"quorumLoss"`
+	// NodeLoss is the size of the cluster the node-loss check stops one
+	// member's node of; it needs as many worker nodes, one member on each.
+	NodeLoss int `json:"nodeLoss"`
 	// OperatorCrash is the size the operator-crash check scales from and
 	// back to; it scales up by two members in between.
 	OperatorCrash int `json:"operatorCrash"`
@@ -215,7 +218,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Traffic.validate()...)
 	for field, v := range map[string]int{
 		"sizes.create": c.Sizes.Create, "sizes.scaleFrom": c.Sizes.ScaleFrom, "sizes.scaleTo": c.Sizes.ScaleTo,
-		"sizes.replace": c.Sizes.Replace, "sizes.kill": c.Sizes.Kill, "sizes.quorumLoss": c.Sizes.QuorumLoss, "sizes.operatorCrash": c.Sizes.OperatorCrash,
+		"sizes.replace": c.Sizes.Replace, "sizes.kill": c.Sizes.Kill, "sizes.quorumLoss": c.Sizes.QuorumLoss, "sizes.nodeLoss": c.Sizes.NodeLoss, "sizes.operatorCrash": c.Sizes.OperatorCrash,
 		"operatorCrash.killsPerStep": c.OperatorCrash.KillsPerStep, "sizes.upgrade": c.Sizes.Upgrade,
 		"traffic.clients": c.Traffic.Clients, "traffic.keys": c.Traffic.Keys, "traffic.ratePerSecond": c.Traffic.RatePerSecond,
 	} {
@@ -231,6 +234,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Sizes.QuorumLoss > 0 && c.Sizes.QuorumLoss < 3 {
 		errs = append(errs, fmt.Errorf("  sizes.quorumLoss: must be at least 3, so that a majority lost still leaves a member, got %d", c.Sizes.QuorumLoss))
+	}
+	if c.Sizes.NodeLoss > 0 && c.Sizes.NodeLoss < 3 {
+		errs = append(errs, fmt.Errorf("  sizes.nodeLoss: must be at least 3 to keep quorum while a node is lost, got %d", c.Sizes.NodeLoss))
 	}
 	if c.Sizes.ScaleTo <= c.Sizes.ScaleFrom {
 		errs = append(errs, fmt.Errorf("  sizes.scaleTo: must exceed sizes.scaleFrom (%d), got %d", c.Sizes.ScaleFrom, c.Sizes.ScaleTo))

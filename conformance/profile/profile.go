@@ -149,6 +149,10 @@ type Capabilities struct {
 	// OperatorCrash: the operator, killed again and again while it scales
 	// and upgrades a cluster, converges with no extra member or object.
 	OperatorCrash bool `json:"operatorCrash"`
+	// NodeLoss: a member whose node stops (its kind node container, on a
+	// cluster with a worker per member) is replaced on another node within
+	// budget, with quorum kept throughout.
+	NodeLoss bool `json:"nodeLoss"`
 }
 
 // QuorumLossClaim is what a profile claims about quorum loss.
@@ -170,6 +174,8 @@ func (c Capabilities) Claims(check string) bool {
 		return c.QuorumLoss != ""
 	case "operator-crash":
 		return c.OperatorCrash
+	case "node-loss":
+		return c.NodeLoss
 	}
 	return false
 }
@@ -258,13 +264,13 @@ func (d TemplateData) Served(groupVersion string) bool {
 
 // CheckLabels are the Ginkgo labels of the checks, in run order (rbac and
 // cleanup last: they judge what the others made the operator do).
-var CheckLabels = []string{"create", "scale", "replace", "kill", "quorum-loss", "operator-crash", "upgrade", "rbac", "cleanup"}
+var CheckLabels = []string{"create", "scale", "replace", "kill", "quorum-loss", "node-loss", "operator-crash", "upgrade", "rbac", "cleanup"}
 
 // BookChecks are the six checks of the book, required unless --require says
 // otherwise; FaultChecks are required when the profile claims them.
 var (
 	BookChecks  = []string{"create", "scale", "replace", "upgrade", "rbac", "cleanup"}
-	FaultChecks = []string{"kill", "quorum-loss", "operator-crash"}
+	FaultChecks = []string{"kill", "quorum-loss", "node-loss", "operator-crash"}
 )
 
 // Load reads and validates a profile file.

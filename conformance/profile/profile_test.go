@@ -49,11 +49,13 @@ func TestShippedProfilesAndConfigLoad(t *testing.T) {
 	c.GetIntervals("default", "operator-memory")
 	c.GetIntervals("kill", "container-dead")
 	c.GetIntervals("quorum-loss", "pods-deleted")
+	c.GetIntervals("node-loss", "node-not-ready")
+	c.GetIntervals("node-loss", "node-ready")
 	c.GetIntervals("operator-crash", "no-leftovers")
 	if kills, first, pause := c.OperatorCrash.Schedule(); kills < 1 || first <= 0 || pause <= 0 {
 		t.Errorf("operatorCrash schedule = %d kills, first within %s, pause %s", kills, first, pause)
 	}
-	for _, b := range []string{"kill/recovery", "kill/longest-write-gap", "quorum-loss/recovery", "operator-crash/step", "create/time-to-ready", "scale/time-to-scale", "replace/mttr", "upgrade/duration", "upgrade/longest-write-gap", "scale/longest-write-gap", "replace/longest-write-gap"} {
+	for _, b := range []string{"kill/recovery", "kill/longest-write-gap", "quorum-loss/recovery", "node-loss/recovery", "node-loss/longest-write-gap", "operator-crash/step", "create/time-to-ready", "scale/time-to-scale", "replace/mttr", "upgrade/duration", "upgrade/longest-write-gap", "scale/longest-write-gap", "replace/longest-write-gap"} {
 		c.Budget(b)
 	}
 }
@@ -143,7 +145,7 @@ func TestBadConfigNamesEveryProblem(t *testing.T) {
 intervals: {create/members-ready: [4m], scale/x: [soon, 1s]}
 budgets: {upgrade/duration: -1s}
 timeouts: {create: 20m, scale: forever}
-sizes: {create: 3, scaleFrom: 4, scaleTo: 4, replace: 1, kill: 2, quorumLoss: 2, upgrade: 3}
+sizes: {create: 3, scaleFrom: 4, scaleTo: 4, replace: 1, kill: 2, quorumLoss: 2, nodeLoss: 2, upgrade: 3}
 operatorCrash: {killsPerStep: 0, firstKillWithin: now}
 traffic: {clients: 0, keys: 1, ratePerSecond: 1, requestTimeout: 5s}
 `)
@@ -160,6 +162,7 @@ traffic: {clients: 0, keys: 1, ratePerSecond: 1, requestTimeout: 5s}
 		"sizes.replace: must be at least 3",
 		"sizes.kill: must be at least 3",
 		"sizes.quorumLoss: must be at least 3",
+		"sizes.nodeLoss: must be at least 3",
 		"sizes.operatorCrash: must be at least 1",
 		"operatorCrash.killsPerStep: must be at least 1",
 		`operatorCrash.firstKillWithin: "now" is not a duration`,
@@ -229,5 +232,27 @@ func TestUnreadableAuditLogOnlyMeansSomethingToRBAC(t *testing.T) {
 	}
 	if got := (&Expectation{}).WantState(); got != ExpectFailed {
 		t.Errorf("default state = %q", got)
+	}
+}
+
+// Each fault check is claimed by its own capability, and by nothing else.
+func TestClaimsNameEachFaultCheck(t *testing.T) {
+	claims := map[string]Capabilities{
+		"kill":           {Kill: true},
+		"quorum-loss":    {QuorumLoss: QuorumLossLossy},
+		"node-loss":      {NodeLoss: true},
+		"operator-crash": {OperatorCrash: true},
+	}
+	for _, check := range FaultChecks {
+		caps, ok := claims[check]
+		if !ok {
+			t.Errorf("fault check %s has no case here", check)
+			continue
+		}
+		for _, other := range FaultChecks {
+			if got := caps.Claims(other); got != (other == check) {
+				t.Errorf("%+v claims %s = %v", caps, other, got)
+			}
+		}
 	}
 }

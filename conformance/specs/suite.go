@@ -105,6 +105,10 @@ func Register(cfg *profile.Config, get func() *Suite) {
 			QuorumLossSpec(ctx, get())
 		}, SpecTimeout(cfg.SpecTimeout("quorum-loss")))
 
+		It("replaces a member on another node when its node is lost, keeping quorum", Label("node-loss"), func(ctx SpecContext) {
+			NodeLossSpec(ctx, get())
+		}, SpecTimeout(cfg.SpecTimeout("node-loss")))
+
 		It("converges with no extra member or object when the operator is killed mid-change", Label("operator-crash"), func(ctx SpecContext) {
 			OperatorCrashSpec(ctx, get())
 		}, SpecTimeout(cfg.SpecTimeout("operator-crash")))
@@ -180,9 +184,16 @@ func newClusterWith(ctx context.Context, s *Suite, check string, size int, versi
 // withTraffic runs fn while in-cluster clients put and get through the
 // client Service, then validates and records the history of the phase.
 func withTraffic(ctx context.Context, s *Suite, c *framework.EtcdCluster, check, phase string, limits framework.TrafficLimits, fn func()) phaseTraffic {
+	return withTrafficPod(ctx, s, c, check, phase, limits, "", func(*framework.TrafficPod) { fn() })
+}
+
+// withTrafficPod is withTraffic for a check that needs to say where the
+// clients run, on node onNode ("": where the scheduler puts them), and
+// know it (the node-loss check must not stop their node).
+func withTrafficPod(ctx context.Context, s *Suite, c *framework.EtcdCluster, check, phase string, limits framework.TrafficLimits, onNode string, fn func(*framework.TrafficPod)) phaseTraffic {
 	e := s.Env
 	By(fmt.Sprintf("starting traffic for %s", phase))
-	tp, err := c.StartTraffic(ctx, framework.SafeName(check+"-"+phase))
+	tp, err := c.StartTraffic(ctx, framework.SafeName(check+"-"+phase), onNode)
 	Expect(err).NotTo(HaveOccurred())
 	finished := false
 	defer func() {
@@ -200,7 +211,7 @@ func withTraffic(ctx context.Context, s *Suite, c *framework.EtcdCluster, check,
 		}
 	}()
 	tp.WaitForTraffic(ctx, e.Config.GetIntervals(check, "traffic-ready")...)
-	fn()
+	fn(tp)
 	finished = true
 	By(fmt.Sprintf("stopping traffic for %s and checking its history", phase))
 	res, err := tp.StopAndValidate(ctx, check, phase, limits)

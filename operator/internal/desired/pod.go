@@ -160,7 +160,7 @@ func MemberPod(c *etcdv1beta2.EtcdCluster, m Member, u Unsafe) *corev1.Pod {
 			TerminationGracePeriodSeconds: ptr.To(TerminationGracePeriodSeconds),
 			Volumes:                       []corev1.Volume{dataVolume(c, m.Name)},
 			NodeSelector:                  policy.NodeSelector,
-			Tolerations:                   policy.Tolerations,
+			Tolerations:                   Tolerations(policy.Tolerations),
 			Affinity:                      affinity(c, policy),
 			SecurityContext:               podSecurityContext(policy),
 		},
