@@ -123,9 +123,18 @@ images: ## Build the etcd, busybox and third-party operator images from source a
 thirdparty-images: ## Build quay.io/coreos/etcd-operator:v0.9.4 from the Go module proxy and load it into the cluster.
 	$(SUBSTRATE_ENV) scripts/build-thirdparty-images.sh
 
+# The "newer build" the operator-upgrade check rolls out: the same source linked
+# with another version (--version prints it, the operator logs it at start), so
+# the rollout swaps one binary for another. Under bin/next/ so the binary keeps
+# its name: coreos' Deployment (reference-as-coreos) runs `etcd-operator`.
+OPERATOR_NEXT_IMAGE ?= etcdproof/etcd-operator:next
+OPERATOR_NEXT_VERSION ?= next
+
 .PHONY: image
-image: ## Build etcdproof/etcd-operator:dev (OPERATOR_IMAGE) from bin/etcd-operator and load it into the cluster.
+image: ## Build etcdproof/etcd-operator:dev (OPERATOR_IMAGE) from bin/etcd-operator, and :next (OPERATOR_NEXT_IMAGE) for the operator-upgrade check; load both into the cluster.
 	$(SUBSTRATE_ENV) scripts/build-image.sh $(BIN)/etcd-operator $(OPERATOR_IMAGE)
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w -X main.version=$(OPERATOR_NEXT_VERSION)" -o $(BIN)/next/etcd-operator ./operator/cmd/etcd-operator
+	$(SUBSTRATE_ENV) scripts/build-image.sh $(BIN)/next/etcd-operator $(OPERATOR_NEXT_IMAGE)
 
 .PHONY: smoke
 smoke: ## Check the cluster: a 3-member etcd StatefulSet serves put/get through a Service.
@@ -137,13 +146,13 @@ PROFILE ?= reference
 ETCDPROOF_IMAGE ?= etcdproof/etcdproof:dev
 # Checks to run, a Ginkgo label filter, e.g. LABEL_FILTER='create||scale' (default: all;
 # on a cluster without KIND_TOPOLOGY=3workers, scripts/run-conformance.sh leaves out
-# node-loss, which needs a worker node per member: see e2e-nodes).
+# node-loss and drain, which need a worker node per member: see e2e-nodes).
 LABEL_FILTER ?=
 # Extra flags for `etcdproof run`, e.g. E2E_FLAGS=--skip-cleanup.
 E2E_FLAGS ?=
 E2E_FILTER_FLAG = $(if $(LABEL_FILTER),--label-filter '$(LABEL_FILTER)')
-# e2e-nodes: the node-loss check on its own 3-worker kind cluster, with its
-# own report folder.
+# e2e-nodes: the node checks (node-loss, drain) on their own 3-worker kind
+# cluster, with their own report folder.
 NODES_CLUSTER ?= etcdproof-nodes
 NODES_REPORT_DIR ?= $(REPORT_DIR)/nodes
 E2E_ENV := $(SUBSTRATE_ENV) ETCDPROOF_IMAGE=$(ETCDPROOF_IMAGE)
@@ -164,16 +173,20 @@ e2e-substrate: ## Cluster up, etcd images, operator and etcdproof images loaded.
 	$(MAKE) etcdproof-image
 
 .PHONY: e2e
-e2e: e2e-substrate ## Run every check but node-loss (see e2e-nodes) against PROFILE (default reference); reports in REPORT_DIR.
+e2e: e2e-substrate ## Run every check but node-loss and drain (see e2e-nodes) against PROFILE (default reference); reports in REPORT_DIR.
 	$(MAKE) e2e-run
 
 .PHONY: e2e-run
-e2e-run: ## Run the checks on the cluster as it is (no substrate step): PROFILE, REPORT_DIR, LABEL_FILTER (default all but node-loss), E2E_FLAGS.
+e2e-run: ## Run the checks on the cluster as it is (no substrate step): PROFILE, REPORT_DIR, LABEL_FILTER (default all but node-loss and drain), E2E_FLAGS.
 	$(E2E_ENV) scripts/run-conformance.sh run --profile $(PROFILE) --report-dir $(REPORT_DIR) $(E2E_FILTER_FLAG) $(E2E_FLAGS)
 
 .PHONY: e2e-nodes
-e2e-nodes: ## Run the node checks (node-loss) on a 3-worker kind cluster NODES_CLUSTER (etcdproof-nodes); reports in NODES_REPORT_DIR.
-	$(MAKE) e2e KIND_TOPOLOGY=3workers CLUSTER=$(NODES_CLUSTER) LABEL_FILTER=node-loss REPORT_DIR=$(NODES_REPORT_DIR)
+e2e-nodes: ## Run the node checks (node-loss, drain) on a 3-worker kind cluster NODES_CLUSTER (etcdproof-nodes); reports in NODES_REPORT_DIR.
+	$(MAKE) e2e KIND_TOPOLOGY=3workers CLUSTER=$(NODES_CLUSTER) LABEL_FILTER='node-loss || drain' REPORT_DIR=$(NODES_REPORT_DIR)
+
+.PHONY: e2e-nodes-selftest
+e2e-nodes-selftest: ## Prove the node checks' known-bad profiles fail, on the 3-worker cluster NODES_CLUSTER.
+	$(MAKE) e2e-selftest KIND_TOPOLOGY=3workers CLUSTER=$(NODES_CLUSTER) LABEL_FILTER='node-loss || drain' REPORT_DIR=$(NODES_REPORT_DIR)
 
 # Profiles compared by `make results` and `make bench` (the first is the bench baseline).
 RESULTS_PROFILES ?= reference coreos-v0.9.4 reference-as-coreos

@@ -44,7 +44,7 @@ DOCKERFILE
 # Always rebuilt: the binary changes between runs and the build takes seconds.
 step "image-$safe" "" build
 if cluster_exists; then
-  step "image-load-$safe" "" "$KIND" load docker-image --name "$CLUSTER_NAME" "$tag"
+  step "image-load-$safe" "" load_images "$tag"
 else
   log "cluster $CLUSTER_NAME does not exist: $tag built, not loaded"
 fi

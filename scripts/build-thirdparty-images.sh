@@ -51,7 +51,7 @@ image_step "image-coreos-etcd-operator-$COREOS_OPERATOR_VERSION" "$COREOS_OPERAT
 images=("$COREOS_OPERATOR_IMAGE")
 
 if cluster_exists; then
-  step "thirdparty-load-$CLUSTER_NAME" "" "$KIND" load docker-image --name "$CLUSTER_NAME" "${images[@]}"
+  step "thirdparty-load-$CLUSTER_NAME" "" load_images "${images[@]}"
 else
   log "cluster $CLUSTER_NAME does not exist: images built, not loaded (make cluster, then make thirdparty-images)"
 fi

@@ -101,7 +101,7 @@ image_step workload-busybox "${busybox_tags[-1]}" busybox_glibc_image
 images+=("${busybox_tags[@]}")
 
 if cluster_exists; then
-  step "workload-load-$CLUSTER_NAME" "" "$KIND" load docker-image --name "$CLUSTER_NAME" "${images[@]}"
+  step "workload-load-$CLUSTER_NAME" "" load_images "${images[@]}"
 else
   log "cluster $CLUSTER_NAME does not exist: images built, not loaded (make cluster, then make images)"
 fi

@@ -13,9 +13,10 @@ profile=$PROFILE
 
 cd "$ETCDPROOF_ROOT"
 make e2e-substrate
-for image in ${OPERATOR_IMAGES:-}; do
-  "$(scripts/cluster-env.sh KIND)" load docker-image --name "$(scripts/cluster-env.sh ETCDPROOF_CLUSTER)" "$image"
-done
+if [[ -n ${OPERATOR_IMAGES:-} ]]; then
+  # shellcheck disable=SC2086 # a space-separated list of images
+  bin/etcdproof cluster load --name "$(scripts/cluster-env.sh ETCDPROOF_CLUSTER)" $OPERATOR_IMAGES
+fi
 
 rc=0
 # Not through make: make turns every failure into exit code 2.

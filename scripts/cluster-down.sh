@@ -7,7 +7,7 @@ source "$(dirname "$0")/lib/common.sh"
 source "$ETCDPROOF_ROOT/scripts/lib/cluster.sh"
 
 if cluster_exists; then
-  step "cluster-delete-$CLUSTER_NAME" "" "$KIND" delete cluster --name "$CLUSTER_NAME"
+  step "cluster-delete-$CLUSTER_NAME" "" etcdproof_cli cluster down --name "$CLUSTER_NAME" --cluster-dir "$CLUSTER_DIR"
 else
   log "== cluster $CLUSTER_NAME does not exist"
 fi

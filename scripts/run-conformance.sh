@@ -10,20 +10,20 @@ command=${1:?usage: run-conformance.sh run|selftest|bench [flags...]}; shift
 env_of() { "$ETCDPROOF_ROOT/scripts/cluster-env.sh" "$1"; }
 
 flags=(--kubeconfig "$(env_of KUBECONFIG)" --context "$(env_of KUBE_CONTEXT)"
-  --kubectl "$(env_of KUBECTL)" --kind "$(env_of KIND)"
+  --kubectl "$(env_of KUBECTL)"
   --traffic-image "${ETCDPROOF_IMAGE:-etcdproof/etcdproof:dev}")
 # The rbac check reads the API server's audit log. The path is always passed,
 # readable or not: etcdproof reports an unreadable log as rbac INCOMPLETE
 # (with the path and the error) instead of the check silently not running.
 flags+=(--audit-log "$(env_of ETCDPROOF_AUDIT_LOG)")
 
-# node-loss stops a member's node: it needs a worker node per member, which
-# only the 3workers topology has (make e2e-nodes). Everywhere else (make e2e,
-# make results, CI) a run without a label filter leaves it out, so it is
-# reported as not selected and not required, never as INCOMPLETE noise.
-if [[ $command == run && ${KIND_TOPOLOGY:-} != 3workers && " $* " != *" --label-filter"* ]]; then
-  log "== no --label-filter on a one-node cluster: leaving out node-loss (run it with make e2e-nodes)"
-  flags+=(--label-filter '!node-loss')
+# node-loss and drain need a worker node per member, which only the 3workers
+# topology has (make e2e-nodes). Everywhere else (make e2e, make results,
+# make e2e-selftest, CI) a run without a label filter leaves them out, so
+# they are reported as not selected and not required, never as INCOMPLETE.
+if [[ ($command == run || $command == selftest) && ${KIND_TOPOLOGY:-} != 3workers && " $* " != *" --label-filter"* ]]; then
+  log "== no --label-filter on a one-node cluster: leaving out node-loss and drain (run them with make e2e-nodes)"
+  flags+=(--label-filter '!node-loss && !drain')
 fi
 
 exec "$ETCDPROOF_ROOT/bin/etcdproof" "$command" "${flags[@]}" "$@"

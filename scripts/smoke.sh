@@ -80,7 +80,7 @@ YAML
 # test run on a fresh cluster of any release.
 load_image() {
   docker image inspect "$ETCD_IMAGE" >/dev/null 2>&1 || die "image $ETCD_IMAGE missing: run make images first"
-  "$KIND" load docker-image --name "$CLUSTER_NAME" "$ETCD_IMAGE"
+  load_images "$ETCD_IMAGE"
 }
 
 deploy() {

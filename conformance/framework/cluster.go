@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -98,7 +99,7 @@ func (e *Env) createRendered(ctx context.Context, tpl string, data profile.Templ
 	if err != nil {
 		return "", err
 	}
-	mapping, err := e.restMapping(gv.WithKind(obj.GetKind()))
+	mapping, err := e.restMapping(ctx, gv.WithKind(obj.GetKind()))
 	if err != nil {
 		return "", err
 	}
@@ -109,17 +110,20 @@ func (e *Env) createRendered(ctx context.Context, tpl string, data profile.Templ
 	return string(created.GetUID()), nil
 }
 
-func (e *Env) restMapping(gvk schema.GroupVersionKind) (schema.GroupVersionResource, error) {
-	list, err := e.Disc.ServerResourcesForGroupVersion(gvk.GroupVersion().String())
+// restMapping maps a kind to the resource that serves it, with the run's
+// discovery-backed REST mapper. Its discovery is cached, so a kind it does
+// not know is looked up once more after a reset: install steps add kinds
+// (CRDs) after the first lookup.
+func (e *Env) restMapping(ctx context.Context, gvk schema.GroupVersionKind) (schema.GroupVersionResource, error) {
+	mapping, err := e.mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		e.mapper.ResetWithContext(ctx)
+		mapping, err = e.mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
+	}
 	if err != nil {
-		return schema.GroupVersionResource{}, fmt.Errorf("discover %s: %w", gvk.GroupVersion(), err)
+		return schema.GroupVersionResource{}, fmt.Errorf("the API server does not serve kind %s: %w", gvk, err)
 	}
-	for _, r := range list.APIResources {
-		if r.Kind == gvk.Kind && !strings.Contains(r.Name, "/") {
-			return gvk.GroupVersion().WithResource(r.Name), nil
-		}
-	}
-	return schema.GroupVersionResource{}, fmt.Errorf("the API server does not serve kind %s", gvk)
+	return mapping.Resource, nil
 }
 
 // Get returns the CR.

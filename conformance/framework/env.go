@@ -9,15 +9,19 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
+	"text/template"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilversion "k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/etcdproof/etcdproof/conformance/profile"
@@ -54,6 +58,9 @@ type Env struct {
 	// RunAgent is in the user agent of every request of this run's client,
 	// so the audit log tells them from another run's (RunAgentPrefix).
 	RunAgent string
+	// mapper maps the kinds of rendered objects to resources (restMapping),
+	// over a memory-cached copy of Disc.
+	mapper *restmapper.DeferredDiscoveryRESTMapper
 }
 
 // NewEnv builds clients and checks that the API server answers.
@@ -83,7 +90,14 @@ func NewEnv(ctx context.Context, opts Options, p *profile.Profile, c *profile.Co
 	if err != nil {
 		return nil, fmt.Errorf("the API server does not answer (context %q): %w", opts.Context, err)
 	}
-	return &Env{Opts: opts, Profile: p, Config: c, REST: cfg, Kube: kube, Dynamic: dyn, Disc: kube.Discovery(), ServerVersion: v.GitVersion, RunAgent: runAgent}, nil
+	return &Env{Opts: opts, Profile: p, Config: c, REST: cfg, Kube: kube, Dynamic: dyn, Disc: kube.Discovery(), ServerVersion: v.GitVersion, RunAgent: runAgent,
+		mapper: newMapper(kube.Discovery())}, nil
+}
+
+// newMapper is a REST mapper that reads discovery once and again after
+// each Reset.
+func newMapper(disc discovery.DiscoveryInterface) *restmapper.DeferredDiscoveryRESTMapper {
+	return restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
 }
 
 // Kubectl runs kubectl against the run's cluster and returns its output.
@@ -104,9 +118,15 @@ func (e *Env) Kubectl(ctx context.Context, args ...string) (string, error) {
 	return string(out), nil
 }
 
-// RunSteps executes install or uninstall steps of the profile.
+// RunSteps executes install or uninstall steps of the profile. The
+// arguments of every run step are rendered first (stepArgs), so a template
+// the profile got wrong stops the steps before the first one runs.
 func (e *Env) RunSteps(ctx context.Context, steps []profile.Step) error {
-	for _, s := range steps {
+	runArgs, err := e.stepArgs(steps)
+	if err != nil {
+		return err
+	}
+	for i, s := range steps {
 		if (s.IfServed != "" && !e.Served(s.IfServed)) || (s.UnlessServed != "" && e.Served(s.UnlessServed)) {
 			continue
 		}
@@ -121,11 +141,7 @@ func (e *Env) RunSteps(ctx context.Context, steps []profile.Step) error {
 		case s.Delete != "":
 			_, err = e.Kubectl(ctx, "delete", "--ignore-not-found", "--wait=true", "--timeout="+e.Config.Timeout("install", "uninstall").String(), kustomizeOrFile(e.Profile.Path(s.Delete)), e.Profile.Path(s.Delete))
 		default:
-			args := make([]string, len(s.Run))
-			for i, a := range s.Run {
-				args[i] = strings.NewReplacer("{{.Kubectl}}", e.Opts.Kubectl, "{{.Namespace}}", e.Profile.Operator.Namespace,
-					"{{.Kubeconfig}}", e.Opts.Kubeconfig, "{{.Context}}", e.Opts.Context).Replace(a)
-			}
+			args := runArgs[i]
 			cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 			cmd.Env = append(os.Environ(), "KUBECONFIG="+e.Opts.Kubeconfig, "KUBE_CONTEXT="+e.Opts.Context)
 			if out, runErr := cmd.CombinedOutput(); runErr != nil {
@@ -137,6 +153,59 @@ func (e *Env) RunSteps(ctx context.Context, steps []profile.Step) error {
 		}
 	}
 	return nil
+}
+
+// stepData is what the arguments of a run step (profile.Step.Run) are
+// templates over, with text/template like the profile's cluster templates:
+// "{{.Kubectl}}", "{{.Namespace}}", "{{.Kubeconfig}}", "{{.Context}}".
+type stepData struct {
+	// Kubectl is the kubectl binary of the run.
+	Kubectl string
+	// Namespace is the operator's namespace.
+	Namespace string
+	// Kubeconfig and Context may be empty: kubectl then uses its defaults.
+	Kubeconfig string
+	Context    string
+}
+
+// stepArgs renders the arguments of the run steps among steps (nil for the
+// others). An argument that is not a template over stepData (a field it
+// lacks, a syntax error) is an error naming the step and the argument.
+func (e *Env) stepArgs(steps []profile.Step) ([][]string, error) {
+	data := stepData{Kubectl: e.Opts.Kubectl, Namespace: e.Profile.Operator.Namespace, Kubeconfig: e.Opts.Kubeconfig, Context: e.Opts.Context}
+	out := make([][]string, len(steps))
+	for i, s := range steps {
+		for j, arg := range s.Run {
+			text, err := renderStepArg(arg, data)
+			if err != nil {
+				return nil, fmt.Errorf("step %d (run %s), argument %d %s: %w (run steps know {{.Kubectl}}, {{.Namespace}}, {{.Kubeconfig}}, {{.Context}})",
+					i+1, firstLine(s.Run[0]), j+1, quoteFirstLine(arg), err)
+			}
+			out[i] = append(out[i], text)
+		}
+	}
+	return out, nil
+}
+
+func renderStepArg(arg string, data stepData) (string, error) {
+	t, err := template.New("argument").Option("missingkey=error").Parse(arg)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := t.Execute(&b, data); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// quoteFirstLine quotes s, or its first line and "..." when it has more
+// (a shell script given to sh -c).
+func quoteFirstLine(s string) string {
+	if line := firstLine(s); line != s {
+		return strconv.Quote(line) + "..."
+	}
+	return strconv.Quote(s)
 }
 
 // serverSideApply: install steps apply server-side where it is GA (1.22+):

@@ -5,7 +5,6 @@ package framework
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,9 +22,9 @@ func (c *EtcdCluster) Pod(ctx context.Context, name string) (*corev1.Pod, error)
 // EtcdContainer names the container of a member pod that runs etcd: the
 // one whose image is from the profile's etcd repository, else the first.
 func (c *EtcdCluster) EtcdContainer(pod *corev1.Pod) string {
-	repo := c.env.Profile.Etcd.Repository
+	repo := imageRepository(c.env.Profile.Etcd.Repository)
 	for _, ctr := range pod.Spec.Containers {
-		if repo != "" && strings.HasPrefix(NormalizeImage(ctr.Image), NormalizeImage(repo)+":") {
+		if repo != "" && imageRepository(ctr.Image) == repo {
 			return ctr.Name
 		}
 	}

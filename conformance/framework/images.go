@@ -10,9 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/distribution/reference"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/etcdproof/etcdproof/conformance/cluster"
 )
 
 // pullFailures are the kubelet's waiting reasons that mean an image is
@@ -51,17 +54,10 @@ func (e *Env) EnsureImages(ctx context.Context, refs []string, timeout time.Dura
 // kindClusterName guesses the kind cluster behind a kubeconfig context
 // (kind names them kind-<cluster>), for a copy-pasteable hint.
 func kindClusterName(context string) string {
-	if name, ok := kindClusterOf(context); ok {
+	if name, ok := cluster.NameOfContext(context); ok {
 		return name
 	}
 	return "<cluster>"
-}
-
-// kindClusterOf is the kind cluster a kubeconfig context names (kind calls
-// its contexts kind-<cluster>).
-func kindClusterOf(context string) (string, bool) {
-	name, ok := strings.CutPrefix(context, "kind-")
-	return name, ok && name != ""
 }
 
 func missingImagesError(profileName, cluster string, failed map[string]string) error {
@@ -106,23 +102,26 @@ func imagesNotOnNodes(nodes []corev1.Node, refs []string) []string {
 }
 
 // NormalizeImage spells a reference the way container runtimes report it:
-// registry host and tag explicit (busybox:1.28 is docker.io/library/busybox:1.28).
+// registry host and tag explicit (busybox:1.28 is docker.io/library/busybox:1.28),
+// as github.com/distribution/reference normalises it. A reference that does
+// not parse is returned as it is.
 func NormalizeImage(ref string) string {
-	name, digest, _ := strings.Cut(ref, "@")
-	first, _, hasSlash := strings.Cut(name, "/")
-	switch {
-	case !hasSlash:
-		name = "docker.io/library/" + name
-	case !strings.ContainsAny(first, ".:") && first != "localhost":
-		name = "docker.io/" + name
+	named, err := reference.ParseNormalizedNamed(ref)
+	if err != nil {
+		return ref
 	}
-	if lastColon := strings.LastIndex(name, ":"); lastColon < strings.LastIndex(name, "/") && digest == "" {
-		name += ":latest"
+	return reference.TagNameOnly(named).String()
+}
+
+// imageRepository is the normalised repository of a reference, without tag
+// or digest (quay.io/coreos/etcd:v3.5.21 is quay.io/coreos/etcd, busybox is
+// docker.io/library/busybox); "" when it does not parse.
+func imageRepository(ref string) string {
+	named, err := reference.ParseNormalizedNamed(ref)
+	if err != nil {
+		return ""
 	}
-	if digest != "" {
-		return name + "@" + digest
-	}
-	return name
+	return named.Name()
 }
 
 // probePulls runs one pod with a container per image, and reports the images

@@ -1,10 +1,13 @@
 package framework
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/etcdproof/etcdproof/conformance/profile"
 )
 
 func TestNormalizeImage(t *testing.T) {
@@ -20,6 +23,60 @@ func TestNormalizeImage(t *testing.T) {
 	} {
 		if got := NormalizeImage(in); got != want {
 			t.Errorf("NormalizeImage(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Cases where the hand-written normaliser before distribution/reference
+// differed: Docker Hub spelled with its host, and references no runtime
+// would report.
+func TestNormalizeImageEdgeCases(t *testing.T) {
+	digest := "sha256:" + strings.Repeat("ab", 32)
+	tests := []struct{ in, want string }{
+		{"docker.io/busybox:1.28", "docker.io/library/busybox:1.28"},
+		{"index.docker.io/library/busybox", "docker.io/library/busybox:latest"},
+		{"docker.io/library/busybox:1.28", "docker.io/library/busybox:1.28"},
+		{"busybox@" + digest, "docker.io/library/busybox@" + digest},
+		{"busybox:1.28@" + digest, "docker.io/library/busybox:1.28@" + digest},
+		{"registry.k8s.io/etcd:3.5.21-0", "registry.k8s.io/etcd:3.5.21-0"},
+		{"[::1]:5000/etcd", "[::1]:5000/etcd:latest"},
+		// Not references: left as they are.
+		{"Busybox", "Busybox"},
+		{"busybox:", "busybox:"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := NormalizeImage(tt.in); got != tt.want {
+			t.Errorf("NormalizeImage(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestEtcdContainer(t *testing.T) {
+	pod := func(images ...string) *corev1.Pod {
+		p := &corev1.Pod{}
+		for i, img := range images {
+			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: fmt.Sprintf("c%d", i), Image: img})
+		}
+		return p
+	}
+	tests := []struct {
+		repo string
+		pod  *corev1.Pod
+		want string
+	}{
+		{"quay.io/coreos/etcd", pod("busybox:1.28", "quay.io/coreos/etcd:v3.5.21"), "c1"},
+		{"quay.io/coreos/etcd", pod("quay.io/coreos/etcd:v3.5.21", "busybox"), "c0"},
+		{"quay.io/coreos/etcd", pod("quay.io/coreos/etcd-operator:v0.9.4", "quay.io/coreos/etcd@sha256:"+strings.Repeat("0", 64)), "c1"},
+		{"etcd", pod("sidecar", "docker.io/library/etcd:3.5"), "c1"},
+		{"quay.io/coreos/etcd", pod("sidecar", "gcr.io/etcd-development/etcd:v3.5.21"), "c0"}, // none: the first
+		{"", pod("sidecar", "quay.io/coreos/etcd:v3.5.21"), "c0"},
+		{"quay.io/coreos/etcd", pod(), ""},
+	}
+	for _, tt := range tests {
+		c := &EtcdCluster{env: &Env{Profile: &profile.Profile{Etcd: profile.Etcd{Repository: tt.repo}}}}
+		if got := c.EtcdContainer(tt.pod); got != tt.want {
+			t.Errorf("EtcdContainer(repository %q, %d containers) = %q, want %q", tt.repo, len(tt.pod.Spec.Containers), got, tt.want)
 		}
 	}
 }

@@ -14,54 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"sigs.k8s.io/kind/pkg/cluster/constants"
-	"sigs.k8s.io/kind/pkg/exec"
 )
-
-// Workers names the kind cluster's worker nodes (kind's role label), the
-// nodes member pods can run on (kind taints its control plane).
-func (k *KindNodes) Workers() ([]string, error) {
-	var out []string
-	for _, n := range k.nodes {
-		role, err := n.Role()
-		if err != nil {
-			return nil, fmt.Errorf("role of kind node %s: %w", n, err)
-		}
-		if role == constants.WorkerNodeRoleValue {
-			out = append(out, n.String())
-		}
-	}
-	slices.Sort(out)
-	return out, nil
-}
-
-// StopNode stops a node's container with no grace (docker stop --time=0
-// sends SIGKILL to its init at once): the node's kubelet, container runtime
-// and every pod on it stop together, with nothing told, as when a machine
-// loses power. kind's node interface can only exec inside a node, and kind
-// itself shells out to the container runtime's CLI to manage node
-// containers, so this does too (docker, kind's default provider).
-func (k *KindNodes) StopNode(ctx context.Context, name string) error {
-	if _, err := k.node(name); err != nil {
-		return err
-	}
-	if err := run(exec.CommandContext(ctx, "docker", "stop", "--time=0", name), nil); err != nil {
-		return fmt.Errorf("stopping node %s: %w", name, err)
-	}
-	return nil
-}
-
-// StartNode starts a stopped node's container again (a no-op on a node that
-// runs); its kubelet then rejoins and finishes the deletions it missed.
-func (k *KindNodes) StartNode(ctx context.Context, name string) error {
-	if _, err := k.node(name); err != nil {
-		return err
-	}
-	if err := run(exec.CommandContext(ctx, "docker", "start", name), nil); err != nil {
-		return fmt.Errorf("starting node %s: %w", name, err)
-	}
-	return nil
-}
 
 // NodeReady reports whether a Node's Ready condition is True.
 func NodeReady(n *corev1.Node) bool {

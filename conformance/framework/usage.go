@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 )
 
 // MemoryUsage is what the sampler saw of the operator's memory.
@@ -68,22 +70,6 @@ func (m *MemorySampler) Stop() MemoryUsage {
 	return m.usage
 }
 
-// summary is the part of the kubelet's /stats/summary the suite reads.
-type summary struct {
-	Pods []struct {
-		PodRef struct {
-			Name      string `json:"name"`
-			Namespace string `json:"namespace"`
-		} `json:"podRef"`
-		Containers []struct {
-			Memory *struct {
-				RSSBytes        *uint64 `json:"rssBytes"`
-				WorkingSetBytes *uint64 `json:"workingSetBytes"`
-			} `json:"memory"`
-		} `json:"containers"`
-	} `json:"pods"`
-}
-
 // OperatorMemory returns the RSS and working set of the operator
 // Deployment's pods, summed.
 func (e *Env) OperatorMemory(ctx context.Context) (rss, workingSet uint64, err error) {
@@ -108,30 +94,39 @@ func (e *Env) OperatorMemory(ctx context.Context) (rss, workingSet uint64, err e
 		if err != nil {
 			return 0, 0, fmt.Errorf("stats of node %s: %w", node, err)
 		}
-		var s summary
+		var s statsv1alpha1.Summary
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return 0, 0, fmt.Errorf("stats of node %s: %w", node, err)
 		}
-		for _, p := range s.Pods {
-			if p.PodRef.Namespace != ns || !names[p.PodRef.Name] {
-				continue
-			}
-			for _, c := range p.Containers {
-				if c.Memory == nil {
-					continue
-				}
-				found = true
-				if c.Memory.RSSBytes != nil {
-					rss += *c.Memory.RSSBytes
-				}
-				if c.Memory.WorkingSetBytes != nil {
-					workingSet += *c.Memory.WorkingSetBytes
-				}
-			}
-		}
+		r, ws, ok := podsMemory(s, ns, names)
+		rss, workingSet, found = rss+r, workingSet+ws, found || ok
 	}
 	if !found {
 		return 0, 0, fmt.Errorf("no memory statistics for the pods of deployment %s/%s", ns, e.Profile.Operator.Deployment)
 	}
 	return rss, workingSet, nil
+}
+
+// podsMemory sums the RSS and working set of the containers of the named
+// pods of namespace in a kubelet's summary; found is false when none of
+// them has memory statistics.
+func podsMemory(s statsv1alpha1.Summary, namespace string, names map[string]bool) (rss, workingSet uint64, found bool) {
+	for _, p := range s.Pods {
+		if p.PodRef.Namespace != namespace || !names[p.PodRef.Name] {
+			continue
+		}
+		for _, c := range p.Containers {
+			if c.Memory == nil {
+				continue
+			}
+			found = true
+			if c.Memory.RSSBytes != nil {
+				rss += *c.Memory.RSSBytes
+			}
+			if c.Memory.WorkingSetBytes != nil {
+				workingSet += *c.Memory.WorkingSetBytes
+			}
+		}
+	}
+	return rss, workingSet, found
 }

@@ -48,10 +48,16 @@ type Sizes struct {
 	// NodeLoss is the size of the cluster the node-loss check stops one
 	// member's node of; it needs as many worker nodes, one member on each.
 	NodeLoss int `json:"nodeLoss"`
+	// Drain is the size of the cluster whose members' nodes are drained
+	// one after another.
+	Drain int `json:"drain"`
 	// OperatorCrash is the size the operator-crash check scales from and
 	// back to; it scales up by two members in between.
 	OperatorCrash int `json:"operatorCrash"`
-	Upgrade       int `json:"upgrade"`
+	// OperatorUpgrade is the size of the cluster that runs while the
+	// operator is replaced; it scales up by one member and back after.
+	OperatorUpgrade int `json:"operatorUpgrade"`
+	Upgrade         int `json:"upgrade"`
 }
 
 // OperatorCrash is the operator-crash check's kill schedule, per step.
@@ -218,7 +224,8 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Traffic.validate()...)
 	for field, v := range map[string]int{
 		"sizes.create": c.Sizes.Create, "sizes.scaleFrom": c.Sizes.ScaleFrom, "sizes.scaleTo": c.Sizes.ScaleTo,
-		"sizes.replace": c.Sizes.Replace, "sizes.kill": c.Sizes.Kill, "sizes.quorumLoss": c.Sizes.QuorumLoss, "sizes.nodeLoss": c.Sizes.NodeLoss, "sizes.operatorCrash": c.Sizes.OperatorCrash,
+		"sizes.replace": c.Sizes.Replace, "sizes.kill": c.Sizes.Kill, "sizes.quorumLoss": c.Sizes.QuorumLoss, "sizes.nodeLoss": c.Sizes.NodeLoss, "sizes.drain": c.Sizes.Drain, "sizes.operatorCrash": c.Sizes.OperatorCrash,
+		"sizes.operatorUpgrade":      c.Sizes.OperatorUpgrade,
 		"operatorCrash.killsPerStep": c.OperatorCrash.KillsPerStep, "sizes.upgrade": c.Sizes.Upgrade,
 		"traffic.clients": c.Traffic.Clients, "traffic.keys": c.Traffic.Keys, "traffic.ratePerSecond": c.Traffic.RatePerSecond,
 	} {
@@ -234,6 +241,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Sizes.QuorumLoss > 0 && c.Sizes.QuorumLoss < 3 {
 		errs = append(errs, fmt.Errorf("  sizes.quorumLoss: must be at least 3, so that a majority lost still leaves a member, got %d", c.Sizes.QuorumLoss))
+	}
+	if c.Sizes.Drain > 0 && c.Sizes.Drain < 3 {
+		errs = append(errs, fmt.Errorf("  sizes.drain: must be at least 3 to keep quorum while a member is evicted, got %d", c.Sizes.Drain))
 	}
 	if c.Sizes.NodeLoss > 0 && c.Sizes.NodeLoss < 3 {
 		errs = append(errs, fmt.Errorf("  sizes.nodeLoss: must be at least 3 to keep quorum while a node is lost, got %d", c.Sizes.NodeLoss))

@@ -36,6 +36,13 @@ type Profile struct {
 	Cluster      Cluster      `json:"cluster"`
 	Etcd         Etcd         `json:"etcd"`
 	Capabilities Capabilities `json:"capabilities"`
+
+	// UpgradeOperator replaces the installed operator with a newer build
+	// (e.g. a new image on its Deployment) while clusters run: the
+	// operator-upgrade check runs these steps. Required when that check
+	// is claimed.
+	UpgradeOperator []Step `json:"upgradeOperator,omitempty"`
+
 	// Cleanup declares what the operator leaves behind on purpose.
 	Cleanup Cleanup `json:"cleanup,omitempty"`
 	// RBAC is what the rbac check judges besides the installed grant.
@@ -59,7 +66,8 @@ type Operator struct {
 	Version string `json:"version,omitempty"`
 }
 
-// Step is one install or uninstall action. Exactly one field is set.
+// Step is one install, uninstall or upgradeOperator action. Exactly one
+// field is set.
 type Step struct {
 	// Apply is a file, a kustomization directory or an https URL for
 	// `kubectl apply`.
@@ -153,6 +161,14 @@ type Capabilities struct {
 	// cluster with a worker per member) is replaced on another node within
 	// budget, with quorum kept throughout.
 	NodeLoss bool `json:"nodeLoss"`
+	// Drain: each node holding a member can be drained (kubectl drain, on
+	// a cluster with a worker per member) with a quorum of healthy voters
+	// kept throughout, the evicted members replaced on the other nodes.
+	Drain bool `json:"drain"`
+	// OperatorUpgrade: the operator replaced by a newer build (the
+	// profile's upgradeOperator steps) restarts no member, and the new
+	// build takes over the running cluster.
+	OperatorUpgrade bool `json:"operatorUpgrade"`
 }
 
 // QuorumLossClaim is what a profile claims about quorum loss.
@@ -176,6 +192,10 @@ func (c Capabilities) Claims(check string) bool {
 		return c.OperatorCrash
 	case "node-loss":
 		return c.NodeLoss
+	case "drain":
+		return c.Drain
+	case "operator-upgrade":
+		return c.OperatorUpgrade
 	}
 	return false
 }
@@ -264,13 +284,13 @@ func (d TemplateData) Served(groupVersion string) bool {
 
 // CheckLabels are the Ginkgo labels of the checks, in run order (rbac and
 // cleanup last: they judge what the others made the operator do).
-var CheckLabels = []string{"create", "scale", "replace", "kill", "quorum-loss", "node-loss", "operator-crash", "upgrade", "rbac", "cleanup"}
+var CheckLabels = []string{"create", "scale", "replace", "kill", "quorum-loss", "node-loss", "drain", "operator-crash", "operator-upgrade", "upgrade", "rbac", "cleanup"}
 
 // BookChecks are the six checks of the book, required unless --require says
 // otherwise; FaultChecks are required when the profile claims them.
 var (
 	BookChecks  = []string{"create", "scale", "replace", "upgrade", "rbac", "cleanup"}
-	FaultChecks = []string{"kill", "quorum-loss", "node-loss", "operator-crash"}
+	FaultChecks = []string{"kill", "quorum-loss", "node-loss", "drain", "operator-crash", "operator-upgrade"}
 )
 
 // Load reads and validates a profile file.
@@ -328,6 +348,11 @@ func (p *Profile) Validate() error {
 	}
 	errs = append(errs, validateSteps("install", p.Install)...)
 	errs = append(errs, validateSteps("uninstall", p.Uninstall)...)
+	errs = append(errs, validateSteps("upgradeOperator", p.UpgradeOperator)...)
+	if p.Capabilities.OperatorUpgrade && len(p.UpgradeOperator) == 0 {
+		errs = append(errs, errors.New("  upgradeOperator: at least one step is required when capabilities.operatorUpgrade is claimed: "+
+			"the steps that replace the running operator with a newer build (e.g. set a new image on its Deployment)"))
+	}
 	if p.Selftest != nil {
 		if !slices.Contains(CheckLabels, p.Selftest.Check) {
 			errs = append(errs, fmt.Errorf("  selftest.check: %q is not one of %s", p.Selftest.Check, strings.Join(CheckLabels, ", ")))

@@ -52,10 +52,12 @@ func TestShippedProfilesAndConfigLoad(t *testing.T) {
 	c.GetIntervals("node-loss", "node-not-ready")
 	c.GetIntervals("node-loss", "node-ready")
 	c.GetIntervals("operator-crash", "no-leftovers")
+	c.GetIntervals("operator-upgrade", "operator-replaced")
+	c.GetIntervals("operator-upgrade", "settle")
 	if kills, first, pause := c.OperatorCrash.Schedule(); kills < 1 || first <= 0 || pause <= 0 {
 		t.Errorf("operatorCrash schedule = %d kills, first within %s, pause %s", kills, first, pause)
 	}
-	for _, b := range []string{"kill/recovery", "kill/longest-write-gap", "quorum-loss/recovery", "node-loss/recovery", "node-loss/longest-write-gap", "operator-crash/step", "create/time-to-ready", "scale/time-to-scale", "replace/mttr", "upgrade/duration", "upgrade/longest-write-gap", "scale/longest-write-gap", "replace/longest-write-gap"} {
+	for _, b := range []string{"kill/recovery", "kill/longest-write-gap", "quorum-loss/recovery", "node-loss/recovery", "node-loss/longest-write-gap", "operator-crash/step", "operator-upgrade/operator-replaced", "operator-upgrade/longest-write-gap", "create/time-to-ready", "scale/time-to-scale", "replace/mttr", "upgrade/duration", "upgrade/longest-write-gap", "scale/longest-write-gap", "replace/longest-write-gap"} {
 		c.Budget(b)
 	}
 }
@@ -164,6 +166,7 @@ traffic: {clients: 0, keys: 1, ratePerSecond: 1, requestTimeout: 5s}
 		"sizes.quorumLoss: must be at least 3",
 		"sizes.nodeLoss: must be at least 3",
 		"sizes.operatorCrash: must be at least 1",
+		"sizes.operatorUpgrade: must be at least 1",
 		"operatorCrash.killsPerStep: must be at least 1",
 		`operatorCrash.firstKillWithin: "now" is not a duration`,
 		"operatorCrash.maxPause: missing duration",
@@ -238,10 +241,12 @@ func TestUnreadableAuditLogOnlyMeansSomethingToRBAC(t *testing.T) {
 // Each fault check is claimed by its own capability, and by nothing else.
 func TestClaimsNameEachFaultCheck(t *testing.T) {
 	claims := map[string]Capabilities{
-		"kill":           {Kill: true},
-		"quorum-loss":    {QuorumLoss: QuorumLossLossy},
-		"node-loss":      {NodeLoss: true},
-		"operator-crash": {OperatorCrash: true},
+		"kill":             {Kill: true},
+		"quorum-loss":      {QuorumLoss: QuorumLossLossy},
+		"node-loss":        {NodeLoss: true},
+		"drain":            {Drain: true},
+		"operator-crash":   {OperatorCrash: true},
+		"operator-upgrade": {OperatorUpgrade: true},
 	}
 	for _, check := range FaultChecks {
 		caps, ok := claims[check]
@@ -253,6 +258,41 @@ func TestClaimsNameEachFaultCheck(t *testing.T) {
 			if got := caps.Claims(other); got != (other == check) {
 				t.Errorf("%+v claims %s = %v", caps, other, got)
 			}
+		}
+	}
+}
+
+// A profile that claims operatorUpgrade must say how to upgrade the
+// operator; the steps are held to the same rules as install's.
+func TestUpgradeOperatorStepsAreRequiredWhenClaimed(t *testing.T) {
+	base, err := os.ReadFile("../profiles/reference.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, steps, caps string
+		want              string // "": the profile loads
+	}{
+		{name: "claimed with a step", steps: `[{run: [kubectl, rollout, restart, deployment/etcd-operator]}]`, caps: "{operatorUpgrade: true}"},
+		{name: "claimed without steps", steps: "[]", caps: "{operatorUpgrade: true}",
+			want: "upgradeOperator: at least one step is required when capabilities.operatorUpgrade is claimed"},
+		{name: "not claimed, no steps", steps: "[]", caps: "{operatorUpgrade: false}"},
+		{name: "a step with two actions", steps: "[{apply: x, run: [y]}]", caps: "{operatorUpgrade: true}",
+			want: "upgradeOperator[0]: set exactly one of apply, delete, run (found 2)"},
+		{name: "a bad group/version", steps: "[{apply: x, ifServed: apps}]", caps: "{operatorUpgrade: false}",
+			want: `upgradeOperator[0].ifServed: "apps" is not a group/version`},
+	} {
+		body := string(base)
+		body = body[:strings.Index(body, "\nupgradeOperator:")] + body[strings.Index(body, "\ncluster:"):]
+		body = body[:strings.Index(body, "\ncapabilities:")] + "\nupgradeOperator: " + tc.steps + "\ncapabilities: " + tc.caps + "\n"
+		_, err := Load(write(t, body))
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.want != "" && err == nil:
+			t.Errorf("%s: loaded", tc.name)
+		case tc.want != "" && !strings.Contains(err.Error(), tc.want):
+			t.Errorf("%s: error does not mention %q:\n%v", tc.name, tc.want, err)
 		}
 	}
 }

@@ -139,6 +139,47 @@ func TestExcessIsWhatTheDeclaredRulesDoNotCover(t *testing.T) {
 	}
 }
 
+// Coverage is RBAC's (validation.Covers), also where the rules before it
+// were hand-written: subresource and URL wildcards, resource names spread
+// over several declared rules.
+func TestExcessFollowsRBACCoverage(t *testing.T) {
+	declared := []Grant{
+		{Namespace: "ops", Source: "d1", Rule: rbacv1.PolicyRule{APIGroups: []string{"apps"}, Resources: []string{"*/scale"}, Verbs: []string{"get"}}},
+		{Namespace: "ops", Source: "d2", Rule: rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"a"}, Verbs: []string{"get"}}},
+		{Namespace: "ops", Source: "d3", Rule: rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"b"}, Verbs: []string{"get"}}},
+		{Source: "d4", Rule: rbacv1.PolicyRule{NonResourceURLs: []string{"/healthz/*", "/metrics"}, Verbs: []string{"get"}}},
+	}
+	rule := func(group, resource string, verbs ...string) rbacv1.PolicyRule {
+		return rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{resource}, Verbs: verbs}
+	}
+	cases := []struct {
+		name string
+		rule rbacv1.PolicyRule
+		want string
+	}{
+		{"any resource's scale subresource", rule("apps", "deployments/scale", "get"), ""},
+		{"not the resource itself", rule("apps", "deployments", "get"), "[get] on [deployments] in groups [apps]"},
+		{"a wildcard is covered by a wildcard only", rule("apps", "*", "get"), "[get] on [*] in groups [apps]"},
+		{"names covered one by one", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"a", "b"}, Verbs: []string{"get"}}, ""},
+		{"a name no rule covers", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"a", "c"}, Verbs: []string{"get"}}, "[get] on [configmaps] in groups [core]"},
+		{"all names of named rules", rule("", "configmaps", "get"), "[get] on [configmaps] in groups [core]"},
+		{"URLs under a path", rbacv1.PolicyRule{NonResourceURLs: []string{"/healthz/etcd", "/metrics"}, Verbs: []string{"get"}}, ""},
+		{"URL outside", rbacv1.PolicyRule{NonResourceURLs: []string{"/healthz", "/version"}, Verbs: []string{"get", "post"}}, "[get,post] on [] in groups []; [get,post] on [] in groups []"},
+		{"URL verbs", rbacv1.PolicyRule{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get", "post"}}, "[post] on [] in groups []"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var parts []string
+			for _, r := range beyondDeclared(Grant{Namespace: "ops", Source: "i", Rule: tc.rule}, declared) {
+				parts = append(parts, describeRule(r))
+			}
+			if got := strings.Join(parts, "; "); got != tc.want {
+				t.Errorf("excess = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 // The declared rules shipped for reference-as-coreos cover every request of
 // a real run of that profile (v1.34.4, December 2026: the uses its rbac.json
 // recorded), and coreos' Role, which that install binds, granted them all.

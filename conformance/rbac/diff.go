@@ -8,6 +8,7 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-helpers/auth/rbac/validation"
 )
 
 // Grant is one rule the operator holds through a binding.
@@ -159,22 +160,21 @@ func excess(installed, declared []Grant, uses []Use) []string {
 
 // beyondDeclared is the part of g's rule that no declared rule in its scope
 // covers, as rules (one per API group and verb list, resources merged).
+// Coverage is RBAC's own (validation.Covers): wildcards taken literally,
+// "*/sub" for a subresource of any resource, "/path/*" for URLs under a
+// path, and each resource name covered by some declared rule.
 func beyondDeclared(g Grant, declared []Grant) []rbacv1.PolicyRule {
-	inScope := func(dg Grant) bool { return dg.Namespace == "" || (g.Namespace != "" && dg.Namespace == g.Namespace) }
-	covers := func(dg Grant, group, resource, verb string) bool {
-		r := dg.Rule
-		if !inScope(dg) || len(r.NonResourceURLs) > 0 || !matches(r.APIGroups, group) || !resourceMatches(r.Resources, resource) || !matches(r.Verbs, verb) {
-			return false
+	var owners []rbacv1.PolicyRule
+	for _, dg := range declared {
+		if dg.Namespace == "" || (g.Namespace != "" && dg.Namespace == g.Namespace) {
+			owners = append(owners, dg.Rule)
 		}
-		if len(r.ResourceNames) == 0 {
-			return true
-		}
-		return len(g.Rule.ResourceNames) > 0 && !slices.ContainsFunc(g.Rule.ResourceNames, func(n string) bool { return !slices.Contains(r.ResourceNames, n) })
-	}
-	coversURL := func(dg Grant, url, verb string) bool {
-		return inScope(dg) && matches(dg.Rule.NonResourceURLs, url) && matches(dg.Rule.Verbs, verb)
 	}
 	r := g.Rule
+	covered := func(sub rbacv1.PolicyRule) bool {
+		ok, _ := validation.Covers(owners, []rbacv1.PolicyRule{sub})
+		return ok
+	}
 	var out []rbacv1.PolicyRule
 	// Per API group: resources by the verbs no declared rule covers.
 	for _, group := range r.APIGroups {
@@ -183,7 +183,7 @@ func beyondDeclared(g Grant, declared []Grant) []rbacv1.PolicyRule {
 		for _, res := range r.Resources {
 			var verbs []string
 			for _, v := range r.Verbs {
-				if !slices.ContainsFunc(declared, func(dg Grant) bool { return covers(dg, group, res, v) }) {
+				if !covered(rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{res}, Verbs: []string{v}, ResourceNames: r.ResourceNames}) {
 					verbs = append(verbs, v)
 				}
 			}
@@ -203,7 +203,7 @@ func beyondDeclared(g Grant, declared []Grant) []rbacv1.PolicyRule {
 	for _, url := range r.NonResourceURLs {
 		var verbs []string
 		for _, v := range r.Verbs {
-			if !slices.ContainsFunc(declared, func(dg Grant) bool { return coversURL(dg, url, v) }) {
+			if !covered(rbacv1.PolicyRule{NonResourceURLs: []string{url}, Verbs: []string{v}}) {
 				verbs = append(verbs, v)
 			}
 		}

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -22,6 +21,7 @@ import (
 	"github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/util/version"
 
+	"github.com/etcdproof/etcdproof/conformance/cluster"
 	"github.com/etcdproof/etcdproof/conformance/framework"
 	"github.com/etcdproof/etcdproof/conformance/profile"
 	"github.com/etcdproof/etcdproof/conformance/report"
@@ -59,9 +59,11 @@ type Options struct {
 	// Require lists the checks that must pass; nil means the default (see
 	// RequiredChecks).
 	Require []string
-	// Kind is the kind binary, used only for the environment fingerprint.
-	Kind    string
 	Timeout time.Duration
+	// Cluster says whether the run creates its kind cluster (ClusterSpec)
+	// or uses the one Framework points at.
+	Cluster     ClusterMode
+	ClusterSpec cluster.Spec
 }
 
 var labelWord = regexp.MustCompile(`[A-Za-z0-9_-]+`)
@@ -151,11 +153,16 @@ func Run(ctx context.Context, o Options) int {
 	if err := os.MkdirAll(o.Framework.ReportDir, 0o755); err != nil {
 		return couldNot(fmt.Errorf("--report-dir: %w", err))
 	}
+	images := append(slices.Clone(p.Images), o.Framework.TrafficImage)
+	teardown, err := provideCluster(ctx, &o, images)
+	if err != nil {
+		return couldNot(err)
+	}
+	defer teardown()
 	env, err := framework.NewEnv(ctx, o.Framework, p, cfg)
 	if err != nil {
 		return couldNot(err)
 	}
-	images := append(slices.Clone(p.Images), o.Framework.TrafficImage)
 	if err := env.EnsureImages(ctx, images, cfg.Timeout("install", "image-pull")); err != nil {
 		return couldNot(err)
 	}
@@ -311,15 +318,7 @@ func onlyIncomplete(sr types.SpecReport) bool {
 
 func environment(ctx context.Context, o Options, env *framework.Env) report.Environment {
 	e := report.Environment{Kubernetes: env.ServerVersion, Operator: env.Profile.Operator.Version, Suite: suiteVersion()}
-	if o.Kind != "" {
-		if out, err := exec.CommandContext(ctx, o.Kind, "version").Output(); err == nil {
-			// "kind v0.33.0 go1.26.8 linux/amd64": the version is what matters.
-			e.Kind = strings.TrimSpace(string(out))
-			if f := strings.Fields(e.Kind); len(f) >= 2 && f[0] == "kind" {
-				e.Kind = f[1]
-			}
-		}
-	}
+	e.Kind = kindVersion(env.Opts.Context)
 	e.Etcd = etcdVersions(env.Profile)
 	return e
 }

@@ -8,7 +8,19 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/etcdproof/etcdproof/conformance/framework"
+	"github.com/etcdproof/etcdproof/conformance/report"
 )
+
+// KillSpecInput is what KillSpec needs.
+type KillSpecInput struct {
+	// Env reaches the cluster and its nodes, and holds the profile and the
+	// suite config.
+	Env *framework.Env
+	// Report records the check's notes, timings and traffic.
+	Report *report.Recorder
+	// Namespaces creates the namespace of the check's cluster.
+	Namespaces NamespaceCreator
+}
 
 // KillSpec kills the etcd process of the leader's pod, then of a
 // follower's, with SIGKILL on their node, under traffic: a crash or an OOM
@@ -16,24 +28,31 @@ import (
 // the cluster must be back to N healthy members holding every acknowledged
 // write within budget, whether the operator lets the member restart in
 // place or replaces it; how it came back is in the report.
-func KillSpec(ctx SpecContext, s *Suite) {
-	e := s.Env
+func KillSpec(ctx SpecContext, inputGetter func() KillSpecInput) {
+	const check = "kill"
+	input := inputGetter()
+	Expect(input.Env).NotTo(BeNil(), "Invalid argument. input.Env can't be nil when calling KillSpec")
+	Expect(input.Report).NotTo(BeNil(), "Invalid argument. input.Report can't be nil when calling KillSpec")
+	Expect(input.Namespaces).NotTo(BeNil(), "Invalid argument. input.Namespaces can't be nil when calling KillSpec")
+	e, rep := input.Env, input.Report
+
 	if !e.Profile.Capabilities.Kill {
-		notClaimed(s, "kill", "kill")
+		notClaimed(rep, check, "kill")
 	}
 	nodes, err := e.KindNodes()
 	if err != nil {
-		Incomplete(s, "kill", "cannot reach the nodes to kill a member's process: %v", err)
+		Incomplete(rep, check, "cannot reach the nodes to kill a member's process: %v", err)
 	}
 	size, version := e.Config.Sizes.Kill, e.Profile.Etcd.Initial
-	c := newCluster(ctx, s, "kill", size, version)
+	c := newCluster(ctx, newClusterInput{Env: e, Namespaces: input.Namespaces, Check: check, Size: size, Version: version})
 	want := framework.Want{Size: size, Version: version, Data: map[string]string{"etcdproof/marker/kill": "before-kill"}}
-	_, truth := c.WaitForHealthy(ctx, framework.Want{Size: size, Version: version}, e.Config.GetIntervals("kill", "members-ready")...)
+	_, truth := c.WaitForHealthy(ctx, framework.Want{Size: size, Version: version}, e.Config.GetIntervals(check, "members-ready")...)
 	Expect(c.WriteMarker(ctx, "etcdproof/marker/kill", "before-kill")).To(Succeed())
 
 	var recovery [2]time.Duration
 	roles := [2]string{"leader", "follower"}
-	res := withTraffic(ctx, s, c, "kill", "kill", framework.TrafficLimits{MaxWriteGap: e.Config.Budget("kill/longest-write-gap"), FaultInjected: true}, func() {
+	limits := framework.TrafficLimits{MaxWriteGap: e.Config.Budget("kill/longest-write-gap"), FaultInjected: true}
+	res := withTraffic(ctx, trafficInput{Env: e, Report: rep, Cluster: c, Check: check, Phase: check, Limits: limits}, func() {
 		for i, role := range roles {
 			victim, err := truth.PodOfMember(truth.LeaderID)
 			if role == "follower" {
@@ -46,17 +65,17 @@ func KillSpec(ctx SpecContext, s *Suite) {
 			By(fmt.Sprintf("killing the etcd process of %s pod %s (SIGKILL)", role, victim))
 			killed := time.Now()
 			Expect(nodes.KillContainer(ctx, pod, container)).To(Succeed())
-			how, err := c.WaitForContainerDeath(ctx, pod, container, e.Config.GetIntervals("kill", "container-dead")...)
+			how, err := c.WaitForContainerDeath(ctx, pod, container, e.Config.GetIntervals(check, "container-dead")...)
 			if err != nil {
-				Incomplete(s, "kill", "the kill of %s pod %s was never seen (no restart, no new pod): %v", role, victim, err)
+				Incomplete(rep, check, "the kill of %s pod %s was never seen (no restart, no new pod): %v", role, victim, err)
 			}
-			s.Report.Note("kill", "%s pod %s: %s", role, victim, how)
-			_, truth = c.WaitForHealthy(ctx, want, e.Config.GetIntervals("kill", "members-ready")...)
+			rep.Note(check, "%s pod %s: %s", role, victim, how)
+			_, truth = c.WaitForHealthy(ctx, want, e.Config.GetIntervals(check, "members-ready")...)
 			recovery[i] = time.Since(killed)
 		}
 	})
 	for i, role := range roles {
-		expectWithin(s, "kill", "recovery-"+role, recovery[i], "kill/recovery")
+		expectWithin(rep, check, "recovery-"+role, recovery[i], e.Config.Budget("kill/recovery"))
 	}
-	expectTraffic(res, "kill")
+	expectTraffic(res, check)
 }

@@ -11,7 +11,19 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/etcdproof/etcdproof/conformance/framework"
+	"github.com/etcdproof/etcdproof/conformance/report"
 )
+
+// NodeLossSpecInput is what NodeLossSpec needs.
+type NodeLossSpecInput struct {
+	// Env reaches the cluster and its kind nodes, and holds the profile and
+	// the suite config.
+	Env *framework.Env
+	// Report records the check's notes, timings and traffic.
+	Report *report.Recorder
+	// Namespaces creates the namespace of the check's cluster.
+	Namespaces NamespaceCreator
+}
 
 // NodeLossSpec stops the kind node container that holds a member (a
 // follower's, so the two members left keep quorum), under traffic, as a
@@ -25,24 +37,29 @@ import (
 //
 // It needs a kind cluster with a worker node per member and the members on
 // distinct workers (KIND_TOPOLOGY=3workers); otherwise it is INCOMPLETE.
-func NodeLossSpec(ctx SpecContext, s *Suite) {
+func NodeLossSpec(ctx SpecContext, inputGetter func() NodeLossSpecInput) {
 	const check = "node-loss"
-	e := s.Env
+	input := inputGetter()
+	Expect(input.Env).NotTo(BeNil(), "Invalid argument. input.Env can't be nil when calling NodeLossSpec")
+	Expect(input.Report).NotTo(BeNil(), "Invalid argument. input.Report can't be nil when calling NodeLossSpec")
+	Expect(input.Namespaces).NotTo(BeNil(), "Invalid argument. input.Namespaces can't be nil when calling NodeLossSpec")
+	e, rep := input.Env, input.Report
+
 	if !e.Profile.Capabilities.NodeLoss {
-		notClaimed(s, check, "nodeLoss")
+		notClaimed(rep, check, "nodeLoss")
 	}
 	nodes, err := e.KindNodes()
 	if err != nil {
-		Incomplete(s, check, "cannot reach the nodes to stop one: %v", err)
+		Incomplete(rep, check, "cannot reach the nodes to stop one: %v", err)
 	}
 	size, version := e.Config.Sizes.NodeLoss, e.Profile.Etcd.Initial
 	workers, err := nodes.Workers()
 	Expect(err).NotTo(HaveOccurred())
 	if len(workers) < size {
-		Incomplete(s, check, "the kind cluster has %d worker nodes (%s); the check needs %d, one member on each: run it on a cluster made with KIND_TOPOLOGY=3workers (make e2e-nodes)",
+		Incomplete(rep, check, "the kind cluster has %d worker nodes (%s); the check needs %d, one member on each: run it on a cluster made with KIND_TOPOLOGY=3workers (make e2e-nodes)",
 			len(workers), strings.Join(workers, ", "), size)
 	}
-	c := newCluster(ctx, s, check, size, version)
+	c := newCluster(ctx, newClusterInput{Env: e, Namespaces: input.Namespaces, Check: check, Size: size, Version: version})
 	whole := framework.Want{Size: size, Version: version}
 	c.WaitForHealthy(ctx, whole, e.Config.GetIntervals(check, "members-ready")...)
 	marker := map[string]string{"etcdproof/marker/node-loss": "before-node-loss"}
@@ -52,11 +69,9 @@ func NodeLossSpec(ctx SpecContext, s *Suite) {
 	before, err := c.MemberNodes(ctx)
 	Expect(err).NotTo(HaveOccurred())
 	if problem := spreadProblem(before, workers); problem != "" {
-		Incomplete(s, check, "%s: the check stops one member's node and needs the others elsewhere; run it on a cluster made with KIND_TOPOLOGY=3workers (make e2e-nodes)", problem)
+		Incomplete(rep, check, "%s: the check stops one member's node and needs the others elsewhere; run it on a cluster made with KIND_TOPOLOGY=3workers (make e2e-nodes)", problem)
 	}
 
-	var recovery time.Duration
-	limits := framework.TrafficLimits{MaxWriteGap: e.Config.Budget("node-loss/longest-write-gap"), FaultInjected: true}
 	// The clients run beside the operator (on a worker), so that one node
 	// holds both and a follower's node is free to stop wherever the leader is.
 	operatorNodes, err := e.OperatorNodes(ctx)
@@ -65,54 +80,83 @@ func NodeLossSpec(ctx SpecContext, s *Suite) {
 	if len(operatorNodes) == 1 && slices.Contains(workers, operatorNodes[0]) {
 		clientsOn = operatorNodes[0]
 	}
-	res := withTrafficPod(ctx, s, c, check, check, limits, clientsOn, func(tp *framework.TrafficPod) {
-		avoid := slices.Clone(operatorNodes)
-		trafficNode, err := tp.NodeName(ctx)
-		Expect(err).NotTo(HaveOccurred())
-		avoid = append(avoid, trafficNode)
-		victim, role, ok := nodeLossVictim(truth, before, avoid)
-		if !ok {
-			Incomplete(s, check, "every member's node also holds the operator or the traffic clients (%s): no node can be stopped without stopping them too",
-				strings.Join(avoid, ", "))
-		}
-		node := before[victim]
-		if role != "follower" {
-			s.Report.Note(check, "both followers' nodes hold the operator or the traffic clients (%s): the leader's node is stopped (2 of 3 members still keep quorum)", strings.Join(avoid, ", "))
-		}
-
-		By(fmt.Sprintf("stopping node %s, which holds %s pod %s", node, role, victim))
-		lost := time.Now()
-		Expect(nodes.StopNode(ctx, node)).To(Succeed())
-		DeferCleanup(func(ctx SpecContext) {
-			// Whatever happened, the cluster is whole again for the checks
-			// that follow (a no-op when the node was started already).
-			Expect(nodes.StartNode(ctx, node)).To(Succeed())
-			e.WaitForNodeReady(ctx, node, e.Config.GetIntervals(check, "node-ready")...)
-		}, NodeTimeout(e.Config.Timeout(check, "node-ready")+time.Minute))
-		if err := e.WaitForNodeNotReady(ctx, node, e.Config.GetIntervals(check, "node-not-ready")...); err != nil {
-			Incomplete(s, check, "the loss of node %s was never seen (the node stayed Ready): %v", node, err)
-		}
-		s.Report.Timing(check, "node-not-ready", time.Since(lost), 0)
-
-		By(fmt.Sprintf("waiting for the member of pod %s to be replaced on another node", victim))
-		want := whole
-		want.LostNode = node
-		_, after := c.WaitForHealthy(ctx, want, e.Config.GetIntervals(check, "members-ready")...)
-		recovery = time.Since(lost)
-		now, err := c.MemberNodes(ctx)
-		Expect(err).NotTo(HaveOccurred())
-		s.Report.Note(check, "%s", describeReplacement(victim, node, role, before, now, truth, after))
-		for pod, on := range now {
-			Expect(on).NotTo(Equal(node), "member pod %s is on the stopped node %s", pod, node)
-		}
-
-		By(fmt.Sprintf("starting node %s again", node))
-		Expect(nodes.StartNode(ctx, node)).To(Succeed())
-		e.WaitForNodeReady(ctx, node, e.Config.GetIntervals(check, "node-ready")...)
-		c.WaitForHealthy(ctx, whole, e.Config.GetIntervals(check, "members-ready")...)
+	loss := nodeLoss{env: e, report: rep, nodes: nodes, cluster: c, whole: whole, truth: truth, before: before, operatorNodes: operatorNodes}
+	limits := framework.TrafficLimits{MaxWriteGap: e.Config.Budget("node-loss/longest-write-gap"), FaultInjected: true}
+	res := withTrafficPod(ctx, trafficInput{Env: e, Report: rep, Cluster: c, Check: check, Phase: check, Limits: limits, OnNode: clientsOn}, func(tp *framework.TrafficPod) {
+		loss.run(ctx, tp)
 	})
-	expectWithin(s, check, "recovery", recovery, "node-loss/recovery")
+	expectWithin(rep, check, "recovery", loss.recovery, e.Config.Budget("node-loss/recovery"))
 	expectTraffic(res, check)
+}
+
+// nodeLoss is the fault of the node-loss check, on a healthy cluster.
+type nodeLoss struct {
+	env    *framework.Env
+	report *report.Recorder
+	nodes  *framework.KindNodes
+	// cluster, healthy as whole, with truth its ground truth and before
+	// the node of each member pod.
+	cluster *framework.EtcdCluster
+	whole   framework.Want
+	truth   framework.Truth
+	before  map[string]string
+	// operatorNodes hold the operator: they are not stopped.
+	operatorNodes []string
+	// recovery is the time from the stop of the node until the cluster
+	// was whole on the other nodes.
+	recovery time.Duration
+}
+
+// run stops a member's node, on none that holds the operator or tp's
+// clients, waits for the member to be replaced on another node, then
+// starts the node again.
+func (l *nodeLoss) run(ctx SpecContext, tp *framework.TrafficPod) {
+	const check = "node-loss"
+	e, rep, c := l.env, l.report, l.cluster
+	avoid := slices.Clone(l.operatorNodes)
+	trafficNode, err := tp.NodeName(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	avoid = append(avoid, trafficNode)
+	victim, role, ok := nodeLossVictim(l.truth, l.before, avoid)
+	if !ok {
+		Incomplete(rep, check, "every member's node also holds the operator or the traffic clients (%s): no node can be stopped without stopping them too",
+			strings.Join(avoid, ", "))
+	}
+	node := l.before[victim]
+	if role != "follower" {
+		rep.Note(check, "both followers' nodes hold the operator or the traffic clients (%s): the leader's node is stopped (2 of 3 members still keep quorum)", strings.Join(avoid, ", "))
+	}
+
+	By(fmt.Sprintf("stopping node %s, which holds %s pod %s", node, role, victim))
+	lost := time.Now()
+	Expect(l.nodes.StopNode(ctx, node)).To(Succeed())
+	DeferCleanup(func(ctx SpecContext) {
+		// Whatever happened, the cluster is whole again for the checks
+		// that follow (a no-op when the node was started already).
+		Expect(l.nodes.StartNode(ctx, node)).To(Succeed())
+		e.WaitForNodeReady(ctx, node, e.Config.GetIntervals(check, "node-ready")...)
+	}, NodeTimeout(e.Config.Timeout(check, "node-ready")+time.Minute))
+	if err := e.WaitForNodeNotReady(ctx, node, e.Config.GetIntervals(check, "node-not-ready")...); err != nil {
+		Incomplete(rep, check, "the loss of node %s was never seen (the node stayed Ready): %v", node, err)
+	}
+	rep.Timing(check, "node-not-ready", time.Since(lost), 0)
+
+	By(fmt.Sprintf("waiting for the member of pod %s to be replaced on another node", victim))
+	want := l.whole
+	want.LostNode = node
+	_, after := c.WaitForHealthy(ctx, want, e.Config.GetIntervals(check, "members-ready")...)
+	l.recovery = time.Since(lost)
+	now, err := c.MemberNodes(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	rep.Note(check, "%s", describeReplacement(victim, node, role, l.before, now, l.truth, after))
+	for pod, on := range now {
+		Expect(on).NotTo(Equal(node), "member pod %s is on the stopped node %s", pod, node)
+	}
+
+	By(fmt.Sprintf("starting node %s again", node))
+	Expect(l.nodes.StartNode(ctx, node)).To(Succeed())
+	e.WaitForNodeReady(ctx, node, e.Config.GetIntervals(check, "node-ready")...)
+	c.WaitForHealthy(ctx, l.whole, e.Config.GetIntervals(check, "members-ready")...)
 }
 
 // spreadProblem says why member pods (pod → node) are not each on a worker

@@ -9,7 +9,19 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/etcdproof/etcdproof/conformance/framework"
+	"github.com/etcdproof/etcdproof/conformance/report"
 )
+
+// OperatorCrashSpecInput is what OperatorCrashSpec needs.
+type OperatorCrashSpecInput struct {
+	// Env reaches the cluster and the operator's pods, and holds the
+	// profile and the suite config.
+	Env *framework.Env
+	// Report records the check's notes, timings and traffic.
+	Report *report.Recorder
+	// Namespaces creates the namespace of the check's cluster.
+	Namespaces NamespaceCreator
+}
 
 // crashStep is one change the operator carries out while it is killed.
 type crashStep struct {
@@ -25,18 +37,23 @@ type crashStep struct {
 // none extra or left over in etcd or as pods, every member on the version,
 // the data kept; the history must be linearizable. Each step must have seen
 // at least one kill, or nothing was proven about a crash in it.
-func OperatorCrashSpec(ctx SpecContext, s *Suite) {
+func OperatorCrashSpec(ctx SpecContext, inputGetter func() OperatorCrashSpecInput) {
 	const check = "operator-crash"
-	e := s.Env
+	input := inputGetter()
+	Expect(input.Env).NotTo(BeNil(), "Invalid argument. input.Env can't be nil when calling OperatorCrashSpec")
+	Expect(input.Report).NotTo(BeNil(), "Invalid argument. input.Report can't be nil when calling OperatorCrashSpec")
+	Expect(input.Namespaces).NotTo(BeNil(), "Invalid argument. input.Namespaces can't be nil when calling OperatorCrashSpec")
+	e, rep := input.Env, input.Report
+
 	caps := e.Profile.Capabilities
 	if !caps.OperatorCrash {
-		notClaimed(s, check, "operatorCrash")
+		notClaimed(rep, check, "operatorCrash")
 	}
 	if e.Profile.Operator.Deployment == "" {
-		Incomplete(s, check, "the profile names no operator Deployment (operator.deployment): there is no operator pod to kill")
+		Incomplete(rep, check, "the profile names no operator Deployment (operator.deployment): there is no operator pod to kill")
 	}
 	size, version := e.Config.Sizes.OperatorCrash, e.Profile.Etcd.Initial
-	c := newCluster(ctx, s, check, size, version)
+	c := newCluster(ctx, newClusterInput{Env: e, Namespaces: input.Namespaces, Check: check, Size: size, Version: version})
 	c.WaitForHealthy(ctx, framework.Want{Size: size, Version: version}, e.Config.GetIntervals(check, "members-ready")...)
 	marker := map[string]string{"etcdproof/marker/operator-crash": "before-crashes"}
 	Expect(c.WriteMarkers(ctx, marker)).To(Succeed())
@@ -48,12 +65,12 @@ func OperatorCrashSpec(ctx SpecContext, s *Suite) {
 	if to := e.Profile.Etcd.UpgradeTo; caps.Upgrade && to != "" {
 		steps = append(steps, crashStep{"upgrade", func() error { return c.SetVersion(ctx, to) }, framework.Want{Size: size, Version: to, Data: marker}})
 	} else {
-		s.Report.Note(check, "upgrade step skipped: the profile does not claim upgrade")
+		rep.Note(check, "upgrade step skipped: the profile does not claim upgrade")
 	}
 	kills, first, maxPause := e.Config.OperatorCrash.Schedule()
 	schedule := framework.KillSchedule{Kills: kills, FirstWithin: first, MaxPause: maxPause}
 	took := map[string]time.Duration{}
-	res := withTraffic(ctx, s, c, check, check, framework.TrafficLimits{}, func() {
+	res := withTraffic(ctx, trafficInput{Env: e, Report: rep, Cluster: c, Check: check, Phase: check}, func() {
 		for _, step := range steps {
 			By(fmt.Sprintf("%s to %d members on etcd %s, killing the operator %d times on the way", step.name, step.want.Size, step.want.Version, kills))
 			Expect(step.change()).To(Succeed())
@@ -62,15 +79,15 @@ func OperatorCrashSpec(ctx SpecContext, s *Suite) {
 			done, err := killer.Stop()
 			Expect(err).NotTo(HaveOccurred())
 			took[step.name] = d
-			s.Report.Note(check, "%s: operator killed %d times (%s); whole again after %s", step.name, len(done), describeKills(done), d.Round(100*time.Millisecond))
+			rep.Note(check, "%s: operator killed %d times (%s); whole again after %s", step.name, len(done), describeKills(done), d.Round(100*time.Millisecond))
 			if len(done) == 0 {
-				Incomplete(s, check, "%s finished in %s, before the operator could be killed: nothing was proven about a crash in it", step.name, d.Round(100*time.Millisecond))
+				Incomplete(rep, check, "%s finished in %s, before the operator could be killed: nothing was proven about a crash in it", step.name, d.Round(100*time.Millisecond))
 			}
 			c.WaitForExactMemberPods(ctx, step.want.Size, e.Config.GetIntervals(check, "no-leftovers")...)
 		}
 	})
 	for _, step := range steps {
-		expectWithin(s, check, step.name, took[step.name], "operator-crash/step")
+		expectWithin(rep, check, step.name, took[step.name], e.Config.Budget("operator-crash/step"))
 	}
 	expectTraffic(res, check)
 }

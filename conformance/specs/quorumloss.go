@@ -10,11 +10,22 @@ import (
 
 	"github.com/etcdproof/etcdproof/conformance/framework"
 	"github.com/etcdproof/etcdproof/conformance/profile"
+	"github.com/etcdproof/etcdproof/conformance/report"
 )
 
 // quorumLossMarkers is how many keys are written, and acknowledged, before
 // the majority is lost: each is checked afterwards.
 const quorumLossMarkers = 10
+
+// QuorumLossSpecInput is what QuorumLossSpec needs.
+type QuorumLossSpecInput struct {
+	// Env reaches the cluster and holds the profile and the suite config.
+	Env *framework.Env
+	// Report records the check's notes, timings and traffic.
+	Report *report.Recorder
+	// Namespaces creates the namespace of the check's cluster.
+	Namespaces NamespaceCreator
+}
 
 // QuorumLossSpec deletes a majority of the member pods of a healthy cluster
 // at once with no grace period (a rack losing power, a bad forced drain):
@@ -27,17 +38,22 @@ const quorumLossMarkers = 10
 // the outage. A lossy claim promises only that the cluster serves again:
 // the markers that survived are counted in the report, and a traffic phase
 // after the recovery must be linearizable.
-func QuorumLossSpec(ctx SpecContext, s *Suite) {
+func QuorumLossSpec(ctx SpecContext, inputGetter func() QuorumLossSpecInput) {
 	const check = "quorum-loss"
-	e := s.Env
+	input := inputGetter()
+	Expect(input.Env).NotTo(BeNil(), "Invalid argument. input.Env can't be nil when calling QuorumLossSpec")
+	Expect(input.Report).NotTo(BeNil(), "Invalid argument. input.Report can't be nil when calling QuorumLossSpec")
+	Expect(input.Namespaces).NotTo(BeNil(), "Invalid argument. input.Namespaces can't be nil when calling QuorumLossSpec")
+	e, rep := input.Env, input.Report
+
 	claim := e.Profile.Capabilities.QuorumLoss
 	if claim == "" {
-		notClaimed(s, check, "quorumLoss")
+		notClaimed(rep, check, "quorumLoss")
 	}
 	durable := claim == profile.QuorumLossDurable
 	size, version := e.Config.Sizes.QuorumLoss, e.Profile.Etcd.Initial
 	whole := framework.Want{Size: size, Version: version}
-	c := newClusterWith(ctx, s, check, size, version, clusterOptions{durable: durable})
+	c := newCluster(ctx, newClusterInput{Env: e, Namespaces: input.Namespaces, Check: check, Size: size, Version: version, Durable: durable})
 	_, truth := c.WaitForHealthy(ctx, whole, e.Config.GetIntervals(check, "members-ready")...)
 	markers := map[string]string{}
 	for i := range quorumLossMarkers {
@@ -53,7 +69,7 @@ func QuorumLossSpec(ctx SpecContext, s *Suite) {
 			len(victims), size, strings.Join(victims, ", ")))
 		lost := time.Now()
 		if err := c.DeletePodsNow(ctx, victims, e.Config.GetIntervals(check, "pods-deleted")...); err != nil {
-			Incomplete(s, check, "the quorum loss was never seen: %v", err)
+			Incomplete(rep, check, "the quorum loss was never seen: %v", err)
 		}
 		By("waiting for the cluster to serve again")
 		c.WaitForHealthy(ctx, whole, e.Config.GetIntervals(check, "members-ready")...)
@@ -61,22 +77,23 @@ func QuorumLossSpec(ctx SpecContext, s *Suite) {
 	}
 	if !durable {
 		loseMajority()
-		expectWithin(s, check, "recovery", recovery, "quorum-loss/recovery")
+		expectWithin(rep, check, "recovery", recovery, e.Config.Budget("quorum-loss/recovery"))
 		lost := lostMarkers(ctx, c, whole, markers)
-		s.Report.Note(check, "lossy claim: %d of %d acknowledged marker writes survived the quorum loss (counted, not judged)",
+		rep.Note(check, "lossy claim: %d of %d acknowledged marker writes survived the quorum loss (counted, not judged)",
 			len(markers)-len(lost), len(markers))
-		res := withTraffic(ctx, s, c, check, "after-recovery", framework.TrafficLimits{}, func() {})
+		res := withTraffic(ctx, trafficInput{Env: e, Report: rep, Cluster: c, Check: check, Phase: "after-recovery"}, func() {})
 		expectTraffic(res, "after-recovery")
 		return
 	}
-	res := withTraffic(ctx, s, c, check, check, framework.TrafficLimits{MaxWriteGap: e.Config.Budget("quorum-loss/recovery"), FaultInjected: true}, func() {
+	limits := framework.TrafficLimits{MaxWriteGap: e.Config.Budget("quorum-loss/recovery"), FaultInjected: true}
+	res := withTraffic(ctx, trafficInput{Env: e, Report: rep, Cluster: c, Check: check, Phase: check, Limits: limits}, func() {
 		loseMajority()
 		if lost := lostMarkers(ctx, c, whole, markers); len(lost) > 0 {
 			Fail(fmt.Sprintf("acknowledged writes lost: %d of %d markers written before the quorum loss: %s",
 				len(lost), len(markers), strings.Join(lost, "; ")))
 		}
 	})
-	expectWithin(s, check, "recovery", recovery, "quorum-loss/recovery")
+	expectWithin(rep, check, "recovery", recovery, e.Config.Budget("quorum-loss/recovery"))
 	expectTraffic(res, check)
 }
 

@@ -8,22 +8,39 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/etcdproof/etcdproof/conformance/framework"
+	"github.com/etcdproof/etcdproof/conformance/report"
 )
+
+// UpgradeSpecInput is what UpgradeSpec needs.
+type UpgradeSpecInput struct {
+	// Env reaches the cluster and holds the profile and the suite config.
+	Env *framework.Env
+	// Report records the check's notes, timings and traffic.
+	Report *report.Recorder
+	// Namespaces creates the namespace of the check's cluster.
+	Namespaces NamespaceCreator
+}
 
 // UpgradeSpec walks the profile's upgrade path one minor at a time while
 // clients put and get; each hop's history must be linearizable with no
 // acknowledged write lost, no client-visible error (see
 // traffic.undrainedReleases) and no long write gap.
-func UpgradeSpec(ctx SpecContext, s *Suite) {
-	e := s.Env
+func UpgradeSpec(ctx SpecContext, inputGetter func() UpgradeSpecInput) {
+	const check = "upgrade"
+	input := inputGetter()
+	Expect(input.Env).NotTo(BeNil(), "Invalid argument. input.Env can't be nil when calling UpgradeSpec")
+	Expect(input.Report).NotTo(BeNil(), "Invalid argument. input.Report can't be nil when calling UpgradeSpec")
+	Expect(input.Namespaces).NotTo(BeNil(), "Invalid argument. input.Namespaces can't be nil when calling UpgradeSpec")
+	e, rep := input.Env, input.Report
+
 	if !e.Profile.Capabilities.Upgrade {
-		notClaimed(s, "upgrade", "upgrade")
+		notClaimed(rep, check, "upgrade")
 	}
 	versions := e.Profile.UpgradeVersions()
-	s.Report.Note("upgrade", "path %s", strings.Join(versions, " → "))
+	rep.Note(check, "path %s", strings.Join(versions, " → "))
 	size := e.Config.Sizes.Upgrade
-	c := newCluster(ctx, s, "upgrade", size, versions[0])
-	c.WaitForHealthy(ctx, framework.Want{Size: size, Version: versions[0]}, e.Config.GetIntervals("upgrade", "members-ready")...)
+	c := newCluster(ctx, newClusterInput{Env: e, Namespaces: input.Namespaces, Check: check, Size: size, Version: versions[0]})
+	c.WaitForHealthy(ctx, framework.Want{Size: size, Version: versions[0]}, e.Config.GetIntervals(check, "members-ready")...)
 	Expect(c.WriteMarker(ctx, "etcdproof/marker/upgrade", "before-upgrade")).To(Succeed())
 	data := map[string]string{"etcdproof/marker/upgrade": "before-upgrade"}
 
@@ -40,19 +57,19 @@ func UpgradeSpec(ctx SpecContext, s *Suite) {
 		limits := framework.TrafficLimits{MaxWriteGap: e.Config.Budget("upgrade/longest-write-gap")}
 		if e.Config.Traffic.Undrained(from) {
 			limits.FaultInjected = true
-			s.Report.Note("upgrade", "hop %s → %s: etcd %s fails the requests in flight on a member that stops, whatever the operator does; client errors are listed, not judged (linearizability, lost writes and the write gap still are)", from, v, from)
+			rep.Note(check, "hop %s → %s: etcd %s fails the requests in flight on a member that stops, whatever the operator does; client errors are listed, not judged (linearizability, lost writes and the write gap still are)", from, v, from)
 		}
 		phase := "to-" + v
-		res := withTraffic(ctx, s, c, "upgrade", phase, limits, func() {
+		res := withTraffic(ctx, trafficInput{Env: e, Report: rep, Cluster: c, Check: check, Phase: phase, Limits: limits}, func() {
 			By("upgrading to etcd " + v)
 			Expect(c.SetVersion(ctx, v)).To(Succeed())
-			took, _ := c.WaitForHealthy(ctx, framework.Want{Size: size, Version: v, Data: data}, e.Config.GetIntervals("upgrade", "members-ready")...)
-			s.Report.Timing("upgrade", phase, took, 0)
+			took, _ := c.WaitForHealthy(ctx, framework.Want{Size: size, Version: v, Data: data}, e.Config.GetIntervals(check, "members-ready")...)
+			rep.Timing(check, phase, took, 0)
 			total += took
 		})
 		results = append(results, hopTraffic{res, phase})
 	}
-	expectWithin(s, "upgrade", "duration", total, "upgrade/duration")
+	expectWithin(rep, check, "duration", total, e.Config.Budget("upgrade/duration"))
 	for _, r := range results {
 		expectTraffic(r.res, r.phase)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
+
+	"github.com/etcdproof/etcdproof/conformance/report"
 )
 
 // IncompletePrefix starts the Ginkgo failure message of a spec ended by
@@ -15,17 +17,17 @@ const IncompletePrefix = "INCOMPLETE: "
 // empty). It is neither a pass nor a fail: the reason goes to the report and
 // the run ends INCOMPLETE (exit 2) unless another check failed. Call it
 // from the spec's goroutine (or one that defers GinkgoRecover).
-func Incomplete(s *Suite, check, format string, args ...any) {
+func Incomplete(rep *report.Recorder, check, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	s.Report.Incomplete(check, "%s", msg)
+	rep.Incomplete(check, "%s", msg)
 	Fail(IncompletePrefix+msg, 1)
 }
 
 // notClaimed ends the spec of a capability the profile does not claim: the
 // check is reported as not claimed, which keeps a run that requires it
 // from passing.
-func notClaimed(s *Suite, check, capability string) {
+func notClaimed(rep *report.Recorder, check, capability string) {
 	reason := "profile does not claim " + capability
-	s.Report.NotClaimed(check, reason)
+	rep.NotClaimed(check, reason)
 	Skip(reason, 1)
 }

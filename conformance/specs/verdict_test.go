@@ -19,14 +19,23 @@ import (
 
 // Specs that must not pass or skip when they cannot observe anything, run
 // through Ginkgo as the runner does (no cluster: each ends before one is
-// needed). Each It gets its own Suite; the test reads both afterwards.
-var verdictSuites = map[string]*Suite{}
+// needed). Each It gets its own input; the test reads its report afterwards.
+var verdictReports = map[string]*report.Recorder{}
 
-func verdictSuite(name, auditLog string, caps profile.Capabilities) *Suite {
+// verdictInput builds an It's env and report, keeping the report for the
+// test.
+func verdictInput(name, auditLog string, caps profile.Capabilities) (*framework.Env, *report.Recorder) {
 	p := &profile.Profile{Operator: profile.Operator{Namespace: "ops", ServiceAccount: "op"}, Capabilities: caps}
-	s := &Suite{Env: &framework.Env{Opts: framework.Options{AuditLog: auditLog}, Profile: p}, Report: report.NewRecorder(), Started: time.Now()}
-	verdictSuites[name] = s
-	return s
+	rep := report.NewRecorder()
+	verdictReports[name] = rep
+	return &framework.Env{Opts: framework.Options{AuditLog: auditLog}, Profile: p}, rep
+}
+
+func rbacInput(name, auditLog string) func() RBACSpecInput {
+	return func() RBACSpecInput {
+		e, rep := verdictInput(name, auditLog, profile.Capabilities{})
+		return RBACSpecInput{Env: e, Report: rep, Started: time.Now()}
+	}
 }
 
 var _ = Describe("verdicts", func() {
@@ -34,30 +43,37 @@ var _ = Describe("verdicts", func() {
 	BeforeEach(func() { dir = GinkgoT().TempDir() })
 
 	It("rbac without --audit-log", func(ctx SpecContext) {
-		RBACSpec(ctx, verdictSuite("rbac without --audit-log", "", profile.Capabilities{}))
+		RBACSpec(ctx, rbacInput("rbac without --audit-log", ""))
 	})
 	It("rbac with an audit log that does not exist", func(ctx SpecContext) {
-		RBACSpec(ctx, verdictSuite("rbac with an audit log that does not exist", filepath.Join(dir, "gone.log"), profile.Capabilities{}))
+		RBACSpec(ctx, rbacInput("rbac with an audit log that does not exist", filepath.Join(dir, "gone.log")))
 	})
 	It("rbac with an audit log that is not JSON", func(ctx SpecContext) {
 		path := filepath.Join(dir, "audit.log")
 		Expect(os.WriteFile(path, []byte("not json\n"), 0o644)).To(Succeed())
-		RBACSpec(ctx, verdictSuite("rbac with an audit log that is not JSON", path, profile.Capabilities{}))
+		RBACSpec(ctx, rbacInput("rbac with an audit log that is not JSON", path))
 	})
 	It("rbac with an audit log without the operator", func(ctx SpecContext) {
 		path := filepath.Join(dir, "audit.log")
 		line := `{"user":{"username":"system:serviceaccount:kube-system:other"},"verb":"list","objectRef":{"resource":"pods"},"requestReceivedTimestamp":"` + time.Now().Add(time.Hour).UTC().Format("2006-01-02T15:04:05.000000Z07:00") + `"}` + "\n"
 		Expect(os.WriteFile(path, []byte(line), 0o644)).To(Succeed())
-		RBACSpec(ctx, verdictSuite("rbac with an audit log without the operator", path, profile.Capabilities{}))
+		RBACSpec(ctx, rbacInput("rbac with an audit log without the operator", path))
 	})
 	It("scale not claimed", func(ctx SpecContext) {
-		ScaleSpec(ctx, verdictSuite("scale not claimed", "", profile.Capabilities{}))
+		e, rep := verdictInput("scale not claimed", "", profile.Capabilities{})
+		ScaleSpec(ctx, func() ScaleSpecInput { return ScaleSpecInput{Env: e, Report: rep, Namespaces: e} })
 	})
 	It("replace not claimed", func(ctx SpecContext) {
-		ReplaceSpec(ctx, verdictSuite("replace not claimed", "", profile.Capabilities{}))
+		e, rep := verdictInput("replace not claimed", "", profile.Capabilities{})
+		ReplaceSpec(ctx, func() ReplaceSpecInput { return ReplaceSpecInput{Env: e, Report: rep, Namespaces: e} })
 	})
 	It("upgrade not claimed", func(ctx SpecContext) {
-		UpgradeSpec(ctx, verdictSuite("upgrade not claimed", "", profile.Capabilities{}))
+		e, rep := verdictInput("upgrade not claimed", "", profile.Capabilities{})
+		UpgradeSpec(ctx, func() UpgradeSpecInput { return UpgradeSpecInput{Env: e, Report: rep, Namespaces: e} })
+	})
+	It("scale without a report", func(ctx SpecContext) {
+		e, _ := verdictInput("scale without a report", "", profile.Capabilities{ScaleUp: true})
+		ScaleSpec(ctx, func() ScaleSpecInput { return ScaleSpecInput{Env: e, Namespaces: e} })
 	})
 })
 
@@ -87,6 +103,7 @@ func TestSpecsThatCannotObserveAreIncompleteOrNotClaimed(t *testing.T) {
 		"scale not claimed":                           {"scale", "profile does not claim scaleUp", report.NotClaimed, types.SpecStateSkipped},
 		"replace not claimed":                         {"replace", "profile does not claim deadMemberReplacement", report.NotClaimed, types.SpecStateSkipped},
 		"upgrade not claimed":                         {"upgrade", "profile does not claim upgrade", report.NotClaimed, types.SpecStateSkipped},
+		"scale without a report":                      {"scale", "", report.State(""), types.SpecStateFailed},
 	}
 	seen := 0
 	for _, sr := range got.SpecReports {
@@ -95,7 +112,14 @@ func TestSpecsThatCannotObserveAreIncompleteOrNotClaimed(t *testing.T) {
 			continue
 		}
 		seen++
-		c := verdictSuites[sr.LeafNodeText].Report.Check(w.check)
+		if w.state == "" {
+			// An invalid input fails the spec before it records anything.
+			if sr.State != w.ginkgo || !strings.Contains(sr.Failure.Message, "Invalid argument. input.Report can't be nil") {
+				t.Errorf("%s: Ginkgo %s (%q); want %s for the invalid input", sr.LeafNodeText, sr.State, sr.Failure.Message, w.ginkgo)
+			}
+			continue
+		}
+		c := verdictReports[sr.LeafNodeText].Check(w.check)
 		if sr.State != w.ginkgo || c.State != w.state || !strings.Contains(c.Reason(), w.reason) {
 			t.Errorf("%s: Ginkgo %s (%q), recorded %s (%q); want Ginkgo %s, recorded %s (%q)",
 				sr.LeafNodeText, sr.State, sr.Failure.Message, c.State, c.Reason(), w.ginkgo, w.state, w.reason)

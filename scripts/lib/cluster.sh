@@ -36,14 +36,15 @@ CLUSTER_DIR=$ETCDPROOF_CACHE/clusters/$CLUSTER_NAME
 CLUSTER_KUBECONFIG=$CLUSTER_DIR/kubeconfig
 AUDIT_DIR=$CLUSTER_DIR/audit
 AUDIT_LOG=$AUDIT_DIR/audit.log
-KIND=$ETCDPROOF_CACHE/bin/kind
 KUBECTL=$ETCDPROOF_CACHE/bin/kubectl
 
-# kind_config VERSION: the config file for VERSION and KIND_TOPOLOGY (empty or 3workers).
-kind_config() {
-  local file="$ETCDPROOF_ROOT/kind-configs/$1${KIND_TOPOLOGY:+-$KIND_TOPOLOGY}.yaml"
-  [[ -f "$file" ]] || die "no kind config for Kubernetes $1 (topology '${KIND_TOPOLOGY:-single}'): $file; supported: $(find "$ETCDPROOF_ROOT/kind-configs" -name 'v*.yaml' -printf '%f ')"
-  echo "$file"
+# kind_workers: worker nodes for KIND_TOPOLOGY ("" or 3workers).
+kind_workers() {
+  case ${KIND_TOPOLOGY:-} in
+    "") echo 0 ;;
+    3workers) echo 3 ;;
+    *) die "KIND_TOPOLOGY='$KIND_TOPOLOGY': want empty (one node) or 3workers" ;;
+  esac
 }
 
 # substrate_mode: "offline" (every image built here) or "online" (kind's
@@ -71,6 +72,17 @@ online_node_image() {
   echo "${!var}"
 }
 
+# cluster_exists: kind labels every node container with its cluster's name.
 cluster_exists() {
-  [[ -x "$KIND" ]] && "$KIND" get clusters 2>/dev/null | grep -qx "$CLUSTER_NAME"
+  [[ -n "$(docker ps -aq --filter "label=io.x-k8s.kind.cluster=$CLUSTER_NAME" 2>/dev/null)" ]]
 }
+
+# etcdproof_cli ARGS...: bin/etcdproof, rebuilt first (seconds when nothing
+# changed): the scripts reach clusters only through `etcdproof cluster`.
+etcdproof_cli() {
+  (cd "$ETCDPROOF_ROOT" && CGO_ENABLED=0 go build -trimpath -o bin/etcdproof ./conformance/cmd/etcdproof) &&
+    "$ETCDPROOF_ROOT/bin/etcdproof" "$@"
+}
+
+# load_images IMAGE...: copy images from Docker into the cluster's nodes.
+load_images() { etcdproof_cli cluster load --name "$CLUSTER_NAME" --cluster-dir "$CLUSTER_DIR" "$@"; }

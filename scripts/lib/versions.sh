@@ -5,7 +5,7 @@
 
 KIND_VERSION=v0.33.0
 
-# Kubernetes: the current era. K8S_VERSION selects an entry of kind-configs/.
+# Kubernetes: the current era. K8S_VERSION selects it or an older era below..
 K8S_CURRENT=v1.34.4
 # Older eras, for operators that must still run there. K8S_VERSION=1.16 means
 # K8S_1_16 (scripts/lib/cluster.sh resolves it).

@@ -6,6 +6,7 @@
 //	etcdproof selftest  prove the suite fails known-bad operators
 //	etcdproof results   render several runs side by side (docs/results.md)
 //	etcdproof bench     time the operators over repeated runs
+//	etcdproof cluster   create, load images into and delete the kind cluster
 package main
 
 import (
@@ -27,6 +28,7 @@ commands:
   selftest   run known-bad profiles and prove each fails the intended check
   results    render several runs' reports side by side (docs/results.md)
   bench      run the timing checks repeatedly per profile; medians and ratios
+  cluster    up|down|load: the kind cluster the checks run on (needs Docker, not kind)
 
 "etcdproof <command> -h" lists a command's flags.
 exit codes: 0 pass (every required check passed), 1 fail (a check failed),
@@ -55,6 +57,8 @@ func main() {
 		code = resultsCmd(os.Args[2:], os.Stdout)
 	case "bench":
 		code = benchCmd(ctx, os.Args[2:])
+	case "cluster":
+		code = clusterCmd(ctx, os.Args[2:], os.Stderr)
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 	default:

@@ -20,6 +20,8 @@ type runFlags struct {
 	o           runner.Options
 	profile     string
 	profilesDir string
+	cluster     string
+	kind        clusterFlags
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -32,7 +34,6 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.profile, "profile", "", "operator profile: a file, or a name in --profiles-dir (required)")
 	fs.StringVar(&f.profilesDir, "profiles-dir", "conformance/profiles", "where profile names are looked up")
 	fs.StringVar(&f.o.ConfigPath, "config", "conformance/config/suite.yaml", "suite config (intervals, budgets, sizes, traffic)")
-	fs.StringVar(&f.o.Kind, "kind", "", "kind binary, only to record its version in the report")
 	fs.DurationVar(&f.o.Timeout, "timeout", 2*time.Hour, "limit for the whole run")
 }
 
@@ -55,6 +56,19 @@ func (f *runFlags) resolve() error {
 				f.profile, f.profilesDir, f.o.ProfilePath, strings.Join(profileNames(f.profilesDir), ", ")))
 		}
 	}
+	if f.cluster == "" {
+		f.cluster = string(runner.ClusterExisting)
+	}
+	mode, err := runner.ParseClusterMode(f.cluster)
+	errs = append(errs, err)
+	f.o.Cluster = mode
+	if mode != runner.ClusterExisting && mode != "" {
+		f.kind.resolve()
+		f.o.ClusterSpec = f.kind.spec
+		errs = append(errs, f.kind.spec.Validate())
+		// The created cluster's audit log, read once it exists.
+		f.o.Framework.AuditLog = f.kind.spec.AuditLog()
+	}
 	if !fileExists(f.o.ConfigPath) {
 		errs = append(errs, fmt.Errorf("--config: %s does not exist", f.o.ConfigPath))
 	}
@@ -76,7 +90,7 @@ func (f *runFlags) resolve() error {
 func (f *runFlags) childRunArgs(profilePath, reportDir, labelFilter string) []string {
 	args := []string{"run", "--profile", profilePath, "--report-dir", reportDir, "--label-filter", labelFilter,
 		"--config", f.o.ConfigPath, "--kubectl", f.o.Framework.Kubectl, "--traffic-image", f.o.Framework.TrafficImage, "--timeout", f.o.Timeout.String()}
-	for flagName, v := range map[string]string{"--kubeconfig": f.o.Framework.Kubeconfig, "--context": f.o.Framework.Context, "--audit-log": f.o.Framework.AuditLog, "--kind": f.o.Kind} {
+	for flagName, v := range map[string]string{"--kubeconfig": f.o.Framework.Kubeconfig, "--context": f.o.Framework.Context, "--audit-log": f.o.Framework.AuditLog} {
 		if v != "" {
 			args = append(args, flagName, v)
 		}
@@ -109,6 +123,11 @@ func parseRun(args []string, stderr io.Writer) (runner.Options, error) {
 	var f runFlags
 	f.register(fs)
 	fs.StringVar(&f.o.Framework.ReportDir, "report-dir", "_report", "where report.json, report.md, junit.xml and artifacts go")
+	// Only run makes clusters: selftest and bench start one run per
+	// profile on the cluster they are given.
+	fs.StringVar(&f.cluster, "cluster", string(runner.ClusterExisting), "existing: run on --kubeconfig/--context; create: create the kind cluster (or reuse it) with the flags below and load the profile's images into it;\n"+
+		"create-and-destroy: create it and delete it after the run (needs Docker and a node image, not kind)")
+	f.kind.register(fs, "cluster-name")
 	fs.StringVar(&f.o.LabelFilter, "label-filter", "", "Ginkgo label filter over the checks: "+strings.Join(profile.CheckLabels, ", "))
 	var requireErr error
 	fs.Func("require", "comma-separated checks that must pass for exit 0 (default: the book's six checks and the fault checks the profile claims, those the --label-filter selects);\n"+
@@ -134,7 +153,7 @@ func parseRun(args []string, stderr io.Writer) (runner.Options, error) {
 		return runner.Options{}, err
 	}
 	f.o.Framework.ReportDir = abs
-	if w := auditLogWarning(f.o); w != "" {
+	if w := auditLogWarning(f.o); w != "" && f.o.Cluster == runner.ClusterExisting {
 		fmt.Fprintf(stderr, "etcdproof run: warning: %s\n", w)
 	}
 	return f.o, nil

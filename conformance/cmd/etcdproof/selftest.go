@@ -23,9 +23,14 @@ func selftestCmd(ctx context.Context, args []string) int {
 	fs := flag.NewFlagSet("selftest", flag.ContinueOnError)
 	var f runFlags
 	f.register(fs)
-	var reportDir string
+	var reportDir, filter string
 	fs.StringVar(&reportDir, "report-dir", "_report/selftest", "one sub-folder per profile")
+	fs.StringVar(&filter, "label-filter", "", "run only the profiles whose selftest check this Ginkgo label filter selects\n(node-loss and drain need a cluster with a worker per member)")
 	if err := fs.Parse(args); err != nil {
+		return runner.ExitCouldNot
+	}
+	if err := runner.ValidateLabelFilter(filter); err != nil {
+		fmt.Fprintf(os.Stderr, "etcdproof selftest: %v\n", err)
 		return runner.ExitCouldNot
 	}
 	profiles := fs.Args()
@@ -51,6 +56,10 @@ func selftestCmd(ctx context.Context, args []string) int {
 		}
 		if p.Selftest == nil {
 			failures = append(failures, fmt.Errorf("%s: no selftest section: which check must fail?", path))
+			continue
+		}
+		if !runner.Selected(filter, p.Selftest.Check) {
+			fmt.Printf("== selftest %s: skipped (--label-filter %q leaves out %s)\n", p.Name, filter, p.Selftest.Check)
 			continue
 		}
 		dir := filepath.Join(reportDir, p.Name)

@@ -78,16 +78,15 @@ func firstEnv(names ...string) string {
 
 // printVersion prints what coreos etcd-operator's --version printed.
 func printVersion() {
-	version, revision := "(unknown)", "(unknown)"
+	revision := "(unknown)"
 	if info, ok := debug.ReadBuildInfo(); ok {
-		version = info.Main.Version
 		for _, s := range info.Settings {
 			if s.Key == "vcs.revision" {
 				revision = s.Value
 			}
 		}
 	}
-	fmt.Println("etcd-operator Version:", version)
+	fmt.Println("etcd-operator Version:", buildVersion())
 	fmt.Println("Git SHA:", revision)
 	fmt.Println("Go Version:", runtime.Version())
 	fmt.Printf("Go OS/Arch: %s/%s\n", runtime.GOOS, runtime.GOARCH)

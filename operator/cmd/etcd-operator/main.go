@@ -146,6 +146,8 @@ func main() {
 // run serves until ctx ends.
 func run(ctx context.Context, restCfg *rest.Config, gates *kubecompat.Gates, o options) error {
 	log := ctrl.Log.WithName("setup")
+	// Which build runs shows in the log across an operator upgrade.
+	log.Info("starting", "version", buildVersion())
 	server, adaptations, err := gates.AdaptTo(restCfg)
 	if err != nil {
 		return err

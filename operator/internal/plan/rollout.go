@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/version"
+
 	"github.com/etcdproof/etcdproof/operator/internal/conditions"
 	"github.com/etcdproof/etcdproof/operator/internal/desired"
 )
@@ -21,7 +23,7 @@ func newerMinor(v, target string) bool {
 	if errV != nil || errT != nil {
 		return false
 	}
-	return pv.Major > pt.Major || (pv.Major == pt.Major && pv.Minor > pt.Minor)
+	return version.MajorMinor(pv.Major(), pv.Minor()).GreaterThan(version.MajorMinor(pt.Major(), pt.Minor()))
 }
 
 // outdated: the member's pod runs another image than version's, or was made
@@ -48,13 +50,14 @@ func Ahead(o Observed, version string) (names, versions []string) {
 			}
 		}
 	}
+	// Every version listed parsed: newerMinor is false for the others.
 	slices.SortFunc(versions, func(a, b string) int {
 		va, _ := ParseVersion(a)
 		vb, _ := ParseVersion(b)
 		switch {
-		case va.Less(vb):
+		case va.LessThan(vb):
 			return -1
-		case vb.Less(va):
+		case vb.LessThan(va):
 			return 1
 		}
 		return strings.Compare(a, b)

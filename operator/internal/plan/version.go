@@ -4,45 +4,25 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
-	"strings"
+
+	"k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/etcdproof/etcdproof/operator/internal/conditions"
 )
 
-// Version is a parsed etcd release number; pre-release suffixes are ignored.
-type Version struct{ Major, Minor, Patch int }
-
-// ParseVersion reads "3.5.21" (or "v3.5.21", or "3.6.0-rc.1").
-func ParseVersion(s string) (Version, error) {
-	core, _, _ := strings.Cut(strings.TrimPrefix(s, "v"), "-")
-	parts := strings.Split(core, ".")
-	if len(parts) != 3 {
-		return Version{}, fmt.Errorf("version %q is not MAJOR.MINOR.PATCH", s)
+// ParseVersion reads an etcd release number, "3.5.21" (or "v3.5.21", or
+// "3.6.0-rc.1"), with util/version's semantic-version parser. The result
+// keeps MAJOR.MINOR.PATCH only: pre-release and build suffixes take no part
+// in comparisons ("3.6.0-rc.1" orders like "3.6.0") and are not printed.
+func ParseVersion(s string) (*version.Version, error) {
+	v, err := version.ParseSemantic(s)
+	if err != nil {
+		return nil, fmt.Errorf("version %q is not MAJOR.MINOR.PATCH", s)
 	}
-	var n [3]int
-	for i, p := range parts {
-		v, err := strconv.Atoi(p)
-		if err != nil || v < 0 {
-			return Version{}, fmt.Errorf("version %q is not MAJOR.MINOR.PATCH", s)
-		}
-		n[i] = v
-	}
-	return Version{n[0], n[1], n[2]}, nil
+	// A version built from its numbers alone is not semantic, so LessThan
+	// and EqualTo compare the numbers and nothing else.
+	return version.MajorMinor(v.Major(), v.Minor()).WithPatch(v.Patch()), nil
 }
-
-// Less orders versions.
-func (v Version) Less(o Version) bool {
-	if v.Major != o.Major {
-		return v.Major < o.Major
-	}
-	if v.Minor != o.Minor {
-		return v.Minor < o.Minor
-	}
-	return v.Patch < o.Patch
-}
-
-func (v Version) String() string { return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch) }
 
 // Refusal says why a version change is not made.
 type Refusal struct {
@@ -67,15 +47,15 @@ func CheckVersionChange(current, target string) *Refusal {
 		return &Refusal{Reason: conditions.ReasonVersionSkewRefused, Message: err.Error()}
 	}
 	switch {
-	case tgt.Less(cur):
+	case tgt.LessThan(cur):
 		return &Refusal{
 			Reason:  conditions.ReasonDowngradeRefused,
 			Message: fmt.Sprintf("downgrade from %s to %s refused: etcd does not support downgrades; set spec.version back to %s or later", cur, tgt, cur),
 		}
-	case tgt.Major != cur.Major || tgt.Minor > cur.Minor+1:
+	case tgt.Major() != cur.Major() || tgt.Minor() > cur.Minor()+1:
 		return &Refusal{
 			Reason:  conditions.ReasonVersionSkewRefused,
-			Message: fmt.Sprintf("upgrade from %s to %s refused: upgrade one minor release at a time (next: %d.%d.x)", cur, tgt, cur.Major, cur.Minor+1),
+			Message: fmt.Sprintf("upgrade from %s to %s refused: upgrade one minor release at a time (next: %d.%d.x)", cur, tgt, cur.Major(), cur.Minor()+1),
 		}
 	}
 	return nil
@@ -83,13 +63,14 @@ func CheckVersionChange(current, target string) *Refusal {
 
 // LowestVersion returns the lowest parsable version of the list, or "".
 func LowestVersion(versions []string) string {
-	lowest, text := Version{}, ""
+	var lowest *version.Version
+	text := ""
 	for _, s := range versions {
 		v, err := ParseVersion(s)
 		if err != nil {
 			continue
 		}
-		if text == "" || v.Less(lowest) {
+		if lowest == nil || v.LessThan(lowest) {
 			lowest, text = v, s
 		}
 	}

@@ -52,3 +52,64 @@ func reason(r *Refusal) string {
 	}
 	return r.Reason
 }
+
+// TestParseVersionOrder pins what ParseVersion keeps of util/version's
+// semantic versions: the numbers only, so a pre-release orders (and prints)
+// like its release, as the hand-written parser before it did.
+func TestParseVersionOrder(t *testing.T) {
+	tests := []struct {
+		a, b   string
+		less   bool // a < b
+		aPrint string
+	}{
+		{"3.5.21", "3.5.22", true, "3.5.21"},
+		{"3.5.22", "3.5.21", false, "3.5.22"},
+		{"3.5.9", "3.5.10", true, "3.5.9"}, // numeric, not lexical
+		{"3.5.21", "3.6.0", true, "3.5.21"},
+		{"3.6.5", "4.0.0", true, "3.6.5"},
+		{"v3.5.21", "3.5.21", false, "3.5.21"},
+		{"3.6.0-rc.1", "3.6.0", false, "3.6.0"}, // pre-release ignored
+		{"3.6.0", "3.6.0-rc.1", false, "3.6.0"},
+		{"3.6.0-rc.1", "3.6.1", true, "3.6.0"},
+		{"3.5.21-alpha.0", "3.5.21-rc.2", false, "3.5.21"},
+	}
+	for _, tt := range tests {
+		a, err := ParseVersion(tt.a)
+		if err != nil {
+			t.Fatalf("ParseVersion(%q): %v", tt.a, err)
+		}
+		b, err := ParseVersion(tt.b)
+		if err != nil {
+			t.Fatalf("ParseVersion(%q): %v", tt.b, err)
+		}
+		if got := a.LessThan(b); got != tt.less {
+			t.Errorf("%s < %s = %v, want %v", tt.a, tt.b, got, tt.less)
+		}
+		if got := a.String(); got != tt.aPrint {
+			t.Errorf("ParseVersion(%q).String() = %q, want %q", tt.a, got, tt.aPrint)
+		}
+	}
+}
+
+func TestCheckVersionChangeMessages(t *testing.T) {
+	tests := []struct{ current, target, want string }{
+		{"3.5.21", "3.5.17", "downgrade from 3.5.21 to 3.5.17 refused: etcd does not support downgrades; set spec.version back to 3.5.21 or later"},
+		{"3.4.37", "3.6.5", "upgrade from 3.4.37 to 3.6.5 refused: upgrade one minor release at a time (next: 3.5.x)"},
+		{"3.6.0-rc.1", "3.5.21", "downgrade from 3.6.0 to 3.5.21 refused: etcd does not support downgrades; set spec.version back to 3.6.0 or later"},
+		{"3.5.21", "latest", `version "latest" is not MAJOR.MINOR.PATCH`},
+	}
+	for _, tt := range tests {
+		r := CheckVersionChange(tt.current, tt.target)
+		if r == nil {
+			t.Errorf("CheckVersionChange(%q, %q) = nil, want %q", tt.current, tt.target, tt.want)
+			continue
+		}
+		if r.Message != tt.want {
+			t.Errorf("CheckVersionChange(%q, %q) message = %q, want %q", tt.current, tt.target, r.Message, tt.want)
+		}
+	}
+	// Pre-release and release of one patch are the same version here.
+	if r := CheckVersionChange("3.6.0", "3.6.0-rc.1"); r != nil {
+		t.Errorf("CheckVersionChange(3.6.0, 3.6.0-rc.1) = %+v, want nil", r)
+	}
+}

@@ -1,0 +1,163 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/version"
+	apimachinerywait "k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/e2e-framework/klient/decoder"
+	"sigs.k8s.io/e2e-framework/klient/k8s"
+	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
+	"sigs.k8s.io/e2e-framework/klient/wait"
+	"sigs.k8s.io/e2e-framework/klient/wait/conditions"
+
+	kindconfigs "github.com/etcdproof/etcdproof/kind-configs"
+)
+
+const (
+	// readyzTimeout bounds the probe that decides whether to reuse a cluster.
+	readyzTimeout = 10 * time.Second
+	// systemReadyTimeout bounds the wait for nodes and system workloads.
+	systemReadyTimeout = 5 * time.Minute
+	systemPollInterval = 2 * time.Second
+)
+
+// installAddons makes a new or reused cluster whole: kube-router where it
+// replaces kind's pod network, local-path storage that works on old
+// releases. Each step is idempotent.
+func (k *Kind) installAddons(ctx context.Context) error {
+	r, err := resources.New(k.rest)
+	if err != nil {
+		return err
+	}
+	if k.spec.KubeRouterImage != "" {
+		if err := installKubeRouter(ctx, r, k.spec.KubeRouterImage); err != nil {
+			return err
+		}
+	}
+	v, err := k.spec.version()
+	if err != nil {
+		return err
+	}
+	if v.LessThan(storagePriorityFixedFrom) {
+		return dropStoragePriority(ctx, r)
+	}
+	return nil
+}
+
+// installKubeRouter runs kube-router as the pod network, with image.
+func installKubeRouter(ctx context.Context, r *resources.Resources, image string) error {
+	setImage := decoder.MutateOption(func(obj k8s.Object) error {
+		if ds, ok := obj.(*appsv1.DaemonSet); ok {
+			for i := range ds.Spec.Template.Spec.InitContainers {
+				ds.Spec.Template.Spec.InitContainers[i].Image = image
+			}
+			for i := range ds.Spec.Template.Spec.Containers {
+				ds.Spec.Template.Spec.Containers[i].Image = image
+			}
+		}
+		return nil
+	})
+	err := decoder.DecodeEach(ctx, bytes.NewReader(kindconfigs.KubeRouter), decoder.CreateIgnoreAlreadyExists(r), setImage)
+	if err != nil {
+		return fmt.Errorf("installing kube-router %s: %w", image, err)
+	}
+	return nil
+}
+
+// storagePriorityFixedFrom is the first release that admits
+// system-node-critical pods outside kube-system.
+var storagePriorityFixedFrom = version.MustParseGeneric("v1.17.0")
+
+// dropStoragePriority lets local-path-provisioner's helper pods start on
+// releases before 1.17, which admit system-node-critical only in kube-system.
+func dropStoragePriority(ctx context.Context, r *resources.Resources) error {
+	var cm corev1.ConfigMap
+	if err := r.Get(ctx, "local-path-config", "local-path-storage", &cm); err != nil {
+		return fmt.Errorf("local-path-provisioner's config: %w", err)
+	}
+	const line = "\n  priorityClassName: system-node-critical"
+	helper := cm.Data["helperPod.yaml"]
+	if !strings.Contains(helper, line) {
+		return nil
+	}
+	cm.Data["helperPod.yaml"] = strings.Replace(helper, line, "", 1)
+	return r.Update(ctx, &cm)
+}
+
+// waitForSystem waits until every node is Ready and the system workloads
+// rolled out, naming what it still waits for when it gives up.
+func waitForSystem(ctx context.Context, r *resources.Resources, kubeRouter bool) error {
+	c := conditions.New(r)
+	waits := []systemWait{
+		{"every node Ready", allNodesReady(r)},
+		{"daemonset kube-system/kube-proxy", c.DaemonSetReady(daemonSet("kube-system", "kube-proxy"))},
+	}
+	if kubeRouter {
+		waits = append(waits, systemWait{"daemonset kube-system/kube-router", c.DaemonSetReady(daemonSet("kube-system", "kube-router"))})
+	}
+	waits = append(waits,
+		systemWait{"deployment kube-system/coredns", c.DeploymentAvailable("coredns", "kube-system")},
+		systemWait{"deployment local-path-storage/local-path-provisioner", c.DeploymentAvailable("local-path-provisioner", "local-path-storage")},
+	)
+	ctx, cancel := context.WithTimeout(ctx, systemReadyTimeout)
+	defer cancel()
+	for _, w := range waits {
+		err := wait.For(notFoundIsNotYet(w.cond), wait.WithContext(ctx), wait.WithInterval(systemPollInterval), wait.WithImmediate())
+		if err != nil {
+			return fmt.Errorf("waiting for %s: %w", w.what, err)
+		}
+	}
+	return nil
+}
+
+// systemWait is one thing waitForSystem waits for, named for its error.
+type systemWait struct {
+	what string
+	cond apimachinerywait.ConditionWithContextFunc
+}
+
+func daemonSet(ns, name string) *appsv1.DaemonSet {
+	return &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+}
+
+// notFoundIsNotYet keeps polling while an object is not created yet.
+func notFoundIsNotYet(cond apimachinerywait.ConditionWithContextFunc) apimachinerywait.ConditionWithContextFunc {
+	return func(ctx context.Context) (bool, error) {
+		done, err := cond(ctx)
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return done, err
+	}
+}
+
+func allNodesReady(r *resources.Resources) apimachinerywait.ConditionWithContextFunc {
+	return func(ctx context.Context) (bool, error) {
+		var nodes corev1.NodeList
+		if err := r.List(ctx, &nodes); err != nil {
+			return false, err
+		}
+		if len(nodes.Items) == 0 {
+			return false, nil
+		}
+		for _, n := range nodes.Items {
+			ready := false
+			for _, cond := range n.Status.Conditions {
+				ready = ready || (cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue)
+			}
+			if !ready {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
+}

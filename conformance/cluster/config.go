@@ -1,0 +1,157 @@
+// Package cluster is the only code that touches kind: it creates, reuses,
+// loads images into and deletes the kind clusters the suite runs on, through
+// kind's Go API, and exposes each step as an e2e-framework env.Func.
+package cluster
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+
+	"k8s.io/apimachinery/pkg/util/version"
+	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
+
+	kindconfigs "github.com/etcdproof/etcdproof/kind-configs"
+)
+
+// Spec is what a cluster is made of. Its zero values are kind's defaults
+// (one control-plane node, kind's own pod network).
+type Spec struct {
+	// Name is the kind cluster's name; its kubeconfig context is kind-<Name>.
+	Name string
+	// NodeImage is the kind node image, e.g. kindest/node:v1.34.11 or
+	// etcdproof/kind-node:v1.16.15 (built here).
+	NodeImage string
+	// KubernetesVersion is the release the node image runs. Empty: read
+	// from NodeImage's tag.
+	KubernetesVersion string
+	// Workers is the number of worker nodes beside the control plane
+	// (node-loss needs one per member).
+	Workers int
+	// KubeRouterImage, when set, replaces kind's pod network (kindnetd,
+	// which offline node images do not have) with kube-router.
+	KubeRouterImage string
+	// Dir holds the cluster's files: kubeconfig, audit policy and audit log.
+	Dir string
+}
+
+// KubeconfigPath is where the cluster's kubeconfig is written.
+func (s Spec) KubeconfigPath() string { return filepath.Join(s.Dir, "kubeconfig") }
+
+// AuditDir is the host folder receiving the API server's audit.log.
+func (s Spec) AuditDir() string { return filepath.Join(s.Dir, "audit") }
+
+// AuditLog is the API server's audit log, readable from the host.
+func (s Spec) AuditLog() string { return filepath.Join(s.AuditDir(), "audit.log") }
+
+func (s Spec) auditPolicyPath() string { return filepath.Join(s.Dir, "audit-policy.yaml") }
+
+// Context is the kubeconfig context kind gives the cluster.
+func (s Spec) Context() string { return "kind-" + s.Name }
+
+var (
+	validName = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]*$`)
+	imageTag  = regexp.MustCompile(`:(v1\.[0-9]+\.[0-9]+)(@|$)`)
+)
+
+// Validate says what is wrong with s, for a user to fix.
+func (s Spec) Validate() error {
+	if !validName.MatchString(s.Name) {
+		return fmt.Errorf("cluster name %q: want lower-case letters, digits, '.' and '-' (a kind cluster name)", s.Name)
+	}
+	if s.Dir == "" {
+		return fmt.Errorf("cluster %s: no folder for its kubeconfig and audit log", s.Name)
+	}
+	if s.Workers < 0 {
+		return fmt.Errorf("cluster %s: %d workers", s.Name, s.Workers)
+	}
+	if s.NodeImage == "" {
+		return fmt.Errorf("cluster %s: no node image (build one with make cluster, or pass a kindest/node image)", s.Name)
+	}
+	_, err := s.version()
+	return err
+}
+
+// version is the Kubernetes release of the nodes.
+func (s Spec) version() (*version.Version, error) {
+	v := s.KubernetesVersion
+	if v == "" {
+		m := imageTag.FindStringSubmatch(s.NodeImage)
+		if m == nil {
+			return nil, fmt.Errorf("node image %q has no v1.X.Y tag: say which Kubernetes release it runs", s.NodeImage)
+		}
+		v = m[1]
+	}
+	parsed, err := version.ParseGeneric(v)
+	if err != nil {
+		return nil, fmt.Errorf("Kubernetes version %q: %w", v, err)
+	}
+	return parsed, nil
+}
+
+// kubeadmV1Beta2Before is the first release whose kubeadm config kind writes
+// as v1beta3; older releases read v1beta2, and a patch must say so to apply.
+var kubeadmV1Beta2Before = version.MustParseGeneric("v1.23.0")
+
+// KindConfig is the kind configuration of s: every API request audited at
+// Metadata level into AuditLog (the rbac check reads it), workers, and
+// kind's pod network left out where kube-router replaces it.
+func (s Spec) KindConfig() (*v1alpha4.Cluster, error) {
+	v, err := s.version()
+	if err != nil {
+		return nil, err
+	}
+	apiVersionLine := ""
+	if v.LessThan(kubeadmV1Beta2Before) {
+		apiVersionLine = "apiVersion: kubeadm.k8s.io/v1beta2\n"
+	}
+	controlPlane := v1alpha4.Node{
+		Role: v1alpha4.ControlPlaneRole,
+		ExtraMounts: []v1alpha4.Mount{
+			{HostPath: s.auditPolicyPath(), ContainerPath: "/etc/kubernetes/audit/policy.yaml", Readonly: true},
+			{HostPath: s.AuditDir(), ContainerPath: "/var/log/kubernetes/audit"},
+		},
+		KubeadmConfigPatches: []string{"kind: ClusterConfiguration\n" + apiVersionLine + auditPatch},
+	}
+	cfg := &v1alpha4.Cluster{
+		TypeMeta:   v1alpha4.TypeMeta{Kind: "Cluster", APIVersion: "kind.x-k8s.io/v1alpha4"},
+		Name:       s.Name,
+		Nodes:      []v1alpha4.Node{controlPlane},
+		Networking: v1alpha4.Networking{DisableDefaultCNI: s.KubeRouterImage != ""},
+	}
+	for range s.Workers {
+		cfg.Nodes = append(cfg.Nodes, v1alpha4.Node{Role: v1alpha4.WorkerRole})
+	}
+	return cfg, nil
+}
+
+// auditPatch turns on the API server's audit log (kubeadm ClusterConfiguration).
+const auditPatch = `apiServer:
+  extraArgs:
+    audit-policy-file: /etc/kubernetes/audit/policy.yaml
+    audit-log-path: /var/log/kubernetes/audit/audit.log
+    audit-log-format: json
+  extraVolumes:
+    - name: audit-policy
+      hostPath: /etc/kubernetes/audit/policy.yaml
+      mountPath: /etc/kubernetes/audit/policy.yaml
+      readOnly: true
+      pathType: File
+    - name: audit-log
+      hostPath: /var/log/kubernetes/audit
+      mountPath: /var/log/kubernetes/audit
+      pathType: DirectoryOrCreate
+`
+
+// writeHostFiles puts the audit policy where the node mounts it and
+// starts an empty audit log folder: a new cluster starts a new log.
+func (s Spec) writeHostFiles() error {
+	if err := os.RemoveAll(s.AuditDir()); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(s.AuditDir(), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(s.auditPolicyPath(), kindconfigs.AuditPolicy, 0o644)
+}

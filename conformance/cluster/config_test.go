@@ -1,0 +1,76 @@
+package cluster
+
+import (
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
+)
+
+func TestKindConfig(t *testing.T) {
+	tests := []struct {
+		name        string
+		spec        Spec
+		nodes       int
+		noCNI       bool
+		kubeadmV1B2 bool
+	}{
+		{"current release, kind's network", Spec{Name: "etcdproof", NodeImage: "kindest/node:v1.34.11@sha256:44e2", Dir: "/c"}, 1, false, false},
+		{"three workers, kube-router", Spec{Name: "nodes", NodeImage: "etcdproof/kind-node:v1.34.4", Workers: 3, KubeRouterImage: "etcdproof/kube-router:v2.1.0", Dir: "/c"}, 4, true, false},
+		{"1.16 reads kubeadm v1beta2", Spec{Name: "old", NodeImage: "etcdproof/kind-node:v1.16.15", KubeRouterImage: "k", Dir: "/c"}, 1, true, true},
+		{"version flag wins over the tag", Spec{Name: "x", NodeImage: "my/node:latest", KubernetesVersion: "v1.22.17", Dir: "/c"}, 1, false, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.spec.Validate(); err != nil {
+				t.Fatalf("Validate: %v", err)
+			}
+			cfg, err := tc.spec.KindConfig()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cfg.Nodes) != tc.nodes || cfg.Nodes[0].Role != v1alpha4.ControlPlaneRole {
+				t.Errorf("nodes = %+v, want %d with the control plane first", cfg.Nodes, tc.nodes)
+			}
+			if cfg.Networking.DisableDefaultCNI != tc.noCNI {
+				t.Errorf("DisableDefaultCNI = %v, want %v", cfg.Networking.DisableDefaultCNI, tc.noCNI)
+			}
+			patch := strings.Join(cfg.Nodes[0].KubeadmConfigPatches, "\n")
+			if got := strings.Contains(patch, "kubeadm.k8s.io/v1beta2"); got != tc.kubeadmV1B2 {
+				t.Errorf("patch names v1beta2: %v, want %v:\n%s", got, tc.kubeadmV1B2, patch)
+			}
+			if !strings.Contains(patch, "audit-log-path: /var/log/kubernetes/audit/audit.log") {
+				t.Errorf("no audit log in the kubeadm patch:\n%s", patch)
+			}
+			mounts := cfg.Nodes[0].ExtraMounts
+			if len(mounts) != 2 || mounts[1].HostPath != tc.spec.AuditDir() {
+				t.Errorf("mounts = %+v, want the audit policy and %s", mounts, tc.spec.AuditDir())
+			}
+		})
+	}
+}
+
+func TestSpecValidateExplains(t *testing.T) {
+	good := Spec{Name: "etcdproof", NodeImage: "kindest/node:v1.34.11", Dir: "/c"}
+	tests := []struct {
+		name string
+		mod  func(*Spec)
+		want string
+	}{
+		{"upper-case name", func(s *Spec) { s.Name = "Etcd" }, "kind cluster name"},
+		{"no node image", func(s *Spec) { s.NodeImage = "" }, "no node image"},
+		{"untagged image without a version", func(s *Spec) { s.NodeImage = "my/node" }, "say which Kubernetes release"},
+		{"bad version", func(s *Spec) { s.KubernetesVersion = "one.two" }, `Kubernetes version "one.two"`},
+		{"negative workers", func(s *Spec) { s.Workers = -1 }, "-1 workers"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := good
+			tc.mod(&s)
+			err := s.Validate()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Validate() = %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+
+	"github.com/etcdproof/etcdproof/conformance/cluster"
+	"github.com/etcdproof/etcdproof/conformance/runner"
+)
+
+const clusterUsage = `usage: etcdproof cluster up|down|load [flags] [images...]
+
+  up     create the kind cluster (or reuse it when it answers), with its
+         add-ons, and wait until it is ready
+  down   delete the cluster, its kubeconfig and audit log
+  load   copy images from the local Docker daemon into the cluster's nodes
+
+Needs Docker and, for up, a kind node image; not the kind binary.
+`
+
+// clusterFlags are the flags that say which cluster, shared by `cluster`
+// and `run --cluster create`.
+type clusterFlags struct {
+	spec cluster.Spec
+}
+
+// register adds the flags; nameFlag is "name" for `cluster`, "cluster-name"
+// for `run`.
+func (f *clusterFlags) register(fs *flag.FlagSet, nameFlag string) {
+	fs.StringVar(&f.spec.Name, nameFlag, "etcdproof", "kind cluster name (its kubeconfig context is kind-<name>)")
+	fs.StringVar(&f.spec.NodeImage, "node-image", "", "kind node image, e.g. etcdproof/kind-node:v1.34.4 (built by make cluster) or kindest/node:v1.34.11")
+	fs.StringVar(&f.spec.KubernetesVersion, "kubernetes-version", "", "Kubernetes release of the node image (default: its v1.X.Y tag)")
+	fs.IntVar(&f.spec.Workers, "workers", 0, "worker nodes beside the control plane (node-loss needs one per member)")
+	fs.StringVar(&f.spec.KubeRouterImage, "kube-router-image", "", "run kube-router from this image as the pod network instead of kind's (offline node images have no kindnetd)")
+	fs.StringVar(&f.spec.Dir, "cluster-dir", "", "folder for the kubeconfig and audit log (default $ETCDPROOF_CACHE/clusters/<name>)")
+}
+
+// resolve fills the defaults that depend on other flags.
+func (f *clusterFlags) resolve() {
+	if f.spec.Dir == "" {
+		f.spec.Dir = filepath.Join(cacheDir(), "clusters", f.spec.Name)
+	}
+}
+
+// cacheDir is where etcdproof keeps build outputs and cluster files,
+// $ETCDPROOF_CACHE or the user's cache folder, as the scripts do.
+func cacheDir() string {
+	if d := os.Getenv("ETCDPROOF_CACHE"); d != "" {
+		return d
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "etcdproof")
+	}
+	return filepath.Join(os.TempDir(), "etcdproof")
+}
+
+func clusterCmd(ctx context.Context, args []string, stderr io.Writer) int {
+	if len(args) == 0 || (args[0] != "up" && args[0] != "down" && args[0] != "load") {
+		fmt.Fprint(stderr, clusterUsage)
+		return runner.ExitCouldNot
+	}
+	sub := args[0]
+	fs := flag.NewFlagSet("cluster "+sub, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f clusterFlags
+	f.register(fs, "name")
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return runner.ExitCouldNot
+	}
+	f.resolve()
+	k := cluster.NewKind(f.spec)
+	var err error
+	switch sub {
+	case "up":
+		if fs.NArg() > 0 {
+			err = fmt.Errorf("cluster up takes no arguments, got %v", fs.Args())
+			break
+		}
+		_, err = cluster.Up(k)(ctx, envconf.New())
+		if err == nil {
+			fmt.Fprintf(stderr, "cluster %s is ready\n  context:     %s\n  kubeconfig:  %s\n  audit log:   %s\n",
+				f.spec.Name, f.spec.Context(), f.spec.KubeconfigPath(), f.spec.AuditLog())
+		}
+	case "down":
+		err = k.Destroy(ctx)
+	case "load":
+		if fs.NArg() == 0 {
+			err = errors.New("cluster load needs the images to load")
+			break
+		}
+		err = k.LoadImage(ctx, fs.Arg(0), fs.Args()[1:]...)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "etcdproof cluster %s: %v\n", sub, err)
+		return runner.ExitCouldNot
+	}
+	return 0
+}

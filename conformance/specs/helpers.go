@@ -1,0 +1,156 @@
+package specs
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
+	"github.com/etcdproof/etcdproof/conformance/framework"
+	"github.com/etcdproof/etcdproof/conformance/profile"
+	"github.com/etcdproof/etcdproof/conformance/report"
+)
+
+// NamespaceCreator creates the namespace of a check's cluster. The run's
+// creator keeps the names for the cleanup check; *framework.Env creates
+// without keeping them.
+type NamespaceCreator interface {
+	CreateNamespace(ctx context.Context, prefix string) (string, error)
+}
+
+// NamespaceLog is a NamespaceCreator that lists the namespaces the run
+// created for its clusters so far.
+type NamespaceLog interface {
+	NamespaceCreator
+	CreatedNamespaces() []string
+}
+
+// newClusterInput is what newCluster needs.
+type newClusterInput struct {
+	Env        *framework.Env
+	Namespaces NamespaceCreator
+	Check      string
+	Size       int
+	Version    string
+	// Durable asks for members whose data survives their pods.
+	Durable bool
+	// BeforeCR runs once the cluster's namespace exists, before anything
+	// is created in it.
+	BeforeCR func(clusterNS string)
+}
+
+// newCluster creates a namespace (unless the profile pins one) and a cluster,
+// and registers their deletion; failed specs dump their namespace first.
+func newCluster(ctx context.Context, in newClusterInput) *framework.EtcdCluster {
+	e, check := in.Env, in.Check
+	ns := ""
+	clusterNS := e.Profile.Operator.Namespace
+	if e.Profile.Cluster.Namespace != "operator" {
+		var err error
+		ns, err = in.Namespaces.CreateNamespace(ctx, "etcdproof-"+check)
+		Expect(err).NotTo(HaveOccurred())
+		clusterNS = ns
+	}
+	if in.BeforeCR != nil {
+		in.BeforeCR(clusterNS)
+	}
+	name := fmt.Sprintf("%s-%d", check, time.Now().Unix()%100000)
+	c, err := e.CreateCluster(ctx, framework.ClusterSpec{Namespace: clusterNS, Name: name, Size: in.Size, Version: in.Version, Durable: in.Durable})
+	Expect(err).NotTo(HaveOccurred())
+	c.SpecNamespace = ns
+	DeferCleanup(func(ctx SpecContext) {
+		if CurrentSpecReport().Failed() {
+			e.DumpNamespace(ctx, clusterNS, framework.SafeName(check))
+		}
+		if e.Opts.SkipCleanup {
+			return
+		}
+		Expect(c.Delete(ctx)).To(Succeed())
+		c.WaitForGone(ctx, e.Config.GetIntervals(check, "cr-deleted")...)
+		if ns != "" {
+			e.DeleteNamespace(ctx, ns, e.Config.GetIntervals(check, "namespace-deleted")...)
+		}
+	}, NodeTimeout(e.Config.SpecTimeout(profile.TimeoutClusterCleanup)))
+	return c
+}
+
+// trafficInput is what withTraffic needs: a phase of a check's traffic
+// against a cluster, judged within limits.
+type trafficInput struct {
+	Env     *framework.Env
+	Report  *report.Recorder
+	Cluster *framework.EtcdCluster
+	Check   string
+	Phase   string
+	Limits  framework.TrafficLimits
+	// OnNode is where the clients run ("": where the scheduler puts them).
+	OnNode string
+}
+
+// withTraffic runs fn while in-cluster clients put and get through the
+// client Service, then validates and records the history of the phase.
+func withTraffic(ctx context.Context, in trafficInput, fn func()) phaseTraffic {
+	return withTrafficPod(ctx, in, func(*framework.TrafficPod) { fn() })
+}
+
+// withTrafficPod is withTraffic for a check that needs to know where the
+// clients run (the node-loss check must not stop their node).
+func withTrafficPod(ctx context.Context, in trafficInput, fn func(*framework.TrafficPod)) phaseTraffic {
+	check, phase, rep := in.Check, in.Phase, in.Report
+	By(fmt.Sprintf("starting traffic for %s", phase))
+	tp, err := in.Cluster.StartTraffic(ctx, framework.SafeName(check+"-"+phase), in.OnNode)
+	Expect(err).NotTo(HaveOccurred())
+	finished := false
+	defer func() {
+		if finished {
+			return
+		}
+		// fn failed: keep and report the history anyway, it often shows
+		// what the failure did to clients. No assertion here: the spec
+		// has already failed.
+		stopCtx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		if res, err := tp.StopAndValidate(stopCtx, check, phase, in.Limits); err == nil {
+			rep.Traffic(check, phase, res.Result, res.HistoryFile)
+			rep.Note(check, "traffic during %s after the failure: %v", phase, res.Failures)
+		}
+	}()
+	tp.WaitForTraffic(ctx, in.Env.Config.GetIntervals(check, "traffic-ready")...)
+	fn(tp)
+	finished = true
+	By(fmt.Sprintf("stopping traffic for %s and checking its history", phase))
+	res, err := tp.StopAndValidate(ctx, check, phase, in.Limits)
+	Expect(err).NotTo(HaveOccurred())
+	rep.Traffic(check, phase, res.Result, res.HistoryFile)
+	rep.Timing(check, phase+"/longest-write-gap", res.Stats.LongestWriteGap, in.Limits.MaxWriteGap)
+	return phaseTraffic{TrafficResult: res, report: rep, check: check}
+}
+
+// phaseTraffic is a validated traffic phase and the check it belongs to.
+type phaseTraffic struct {
+	framework.TrafficResult
+	report *report.Recorder
+	check  string
+}
+
+// expectTraffic ends the spec with the traffic verdict: failed, or
+// incomplete when the only problem is keys whose writes could not be read
+// back at the end (nothing failed, but lost writes cannot be ruled out).
+func expectTraffic(res phaseTraffic, phase string) {
+	switch {
+	case res.Passed():
+	case res.Incomplete:
+		Incomplete(res.report, res.check, "traffic during %s: %s (history %s)", phase, strings.Join(res.Failures, "; "), res.HistoryFile)
+	default:
+		Fail(fmt.Sprintf("traffic during %s: %s (history %s)", phase, strings.Join(res.Failures, "; "), res.HistoryFile), 1)
+	}
+}
+
+// expectWithin records a timing and holds it to its budget.
+func expectWithin(rep *report.Recorder, check, name string, d, budget time.Duration) {
+	rep.Timing(check, name, d, budget)
+	ExpectWithOffset(1, d).To(BeNumerically("<=", budget), "%s took %s, budget %s", name, d.Round(time.Millisecond), budget)
+}
