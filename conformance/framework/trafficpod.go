@@ -34,7 +34,7 @@ type TrafficPod struct {
 func (c *EtcdCluster) StartTraffic(ctx context.Context, step string, onNode ...string) (*TrafficPod, error) {
 	tc := c.env.Config.Traffic
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "etcdproof-traffic-" + step, Namespace: c.Namespace, Labels: map[string]string{"app.kubernetes.io/name": "etcdproof-traffic"}},
+		ObjectMeta: metav1.ObjectMeta{Name: "etcdproof-traffic-" + step, Namespace: c.Namespace, Labels: map[string]string{"app.kubernetes.io/name": trafficPodLabel}},
 		Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever,
 			Containers: []corev1.Container{{

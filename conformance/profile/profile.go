@@ -5,18 +5,13 @@ package profile
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"text/template"
 
-	utilversion "k8s.io/apimachinery/pkg/util/version"
 	"sigs.k8s.io/yaml"
-
-	"github.com/etcdproof/etcdproof/conformance/rbac"
 )
 
 // Profile describes how to drive one etcd operator. Specs read only this;
@@ -314,207 +309,9 @@ func Load(path string) (*Profile, error) {
 	return p, nil
 }
 
-// Validate reports every problem at once, one per line, naming the field.
-func (p *Profile) Validate() error {
-	var errs []error
-	need := func(field, value string) {
-		if strings.TrimSpace(value) == "" {
-			errs = append(errs, fmt.Errorf("  %s: required", field))
-		}
-	}
-	need("name", p.Name)
-	need("operator.namespace", p.Operator.Namespace)
-	need("operator.serviceAccount", p.Operator.ServiceAccount)
-	need("cluster.template", p.Cluster.Template)
-	need("cluster.resource", p.Cluster.Resource)
-	need("cluster.apiVersion", p.Cluster.APIVersion)
-	need("cluster.kind", p.Cluster.Kind)
-	need("cluster.sizePath", p.Cluster.SizePath)
-	need("cluster.versionPath", p.Cluster.VersionPath)
-	need("cluster.memberSelector", p.Cluster.MemberSelector)
-	need("cluster.clientService", p.Cluster.ClientService)
-	need("etcd.repository", p.Etcd.Repository)
-	need("etcd.initial", p.Etcd.Initial)
-	if len(p.Install) == 0 {
-		errs = append(errs, errors.New("  install: at least one step is required"))
-	}
-	if len(p.Uninstall) == 0 {
-		errs = append(errs, errors.New("  uninstall: at least one step is required"))
-	}
-	for i, img := range p.Images {
-		if strings.TrimSpace(img) == "" || strings.ContainsAny(img, " \t") {
-			errs = append(errs, fmt.Errorf("  images[%d]: %q is not an image reference", i, img))
-		}
-	}
-	errs = append(errs, validateSteps("install", p.Install)...)
-	errs = append(errs, validateSteps("uninstall", p.Uninstall)...)
-	errs = append(errs, validateSteps("upgradeOperator", p.UpgradeOperator)...)
-	if p.Capabilities.OperatorUpgrade && len(p.UpgradeOperator) == 0 {
-		errs = append(errs, errors.New("  upgradeOperator: at least one step is required when capabilities.operatorUpgrade is claimed: "+
-			"the steps that replace the running operator with a newer build (e.g. set a new image on its Deployment)"))
-	}
-	if p.Selftest != nil {
-		if !slices.Contains(CheckLabels, p.Selftest.Check) {
-			errs = append(errs, fmt.Errorf("  selftest.check: %q is not one of %s", p.Selftest.Check, strings.Join(CheckLabels, ", ")))
-		}
-		need("selftest.reason", p.Selftest.Reason)
-		if st := p.Selftest.State; st != "" && st != ExpectFailed && st != ExpectIncomplete {
-			errs = append(errs, fmt.Errorf("  selftest.state: %q is not one of %q, %q", st, ExpectFailed, ExpectIncomplete))
-		}
-		switch p.Selftest.AuditLog {
-		case "":
-		case AuditLogUnreadable:
-			if p.Selftest.Check != "rbac" {
-				errs = append(errs, fmt.Errorf("  selftest.auditLog: only the rbac check reads the audit log, and selftest.check is %q", p.Selftest.Check))
-			}
-		default:
-			errs = append(errs, fmt.Errorf("  selftest.auditLog: %q is not %q", p.Selftest.AuditLog, AuditLogUnreadable))
-		}
-	}
-	for i, r := range p.Cleanup.Retains {
-		if r.Resource == "" || r.Resource != strings.ToLower(r.Resource) || strings.ContainsAny(r.Resource, "/ \t") {
-			errs = append(errs, fmt.Errorf("  cleanup.retains[%d].resource: %q is not a plural resource name like persistentvolumeclaims or etcdbackups.example.com", i, r.Resource))
-		}
-		need(fmt.Sprintf("cleanup.retains[%d].reason", i), r.Reason)
-		if slices.ContainsFunc(p.Cleanup.Retains[:i], func(o Retention) bool { return o.Resource == r.Resource }) {
-			errs = append(errs, fmt.Errorf("  cleanup.retains[%d].resource: %s is listed twice", i, r.Resource))
-		}
-	}
-	if d := p.RBAC.DeclaredRole; d != "" {
-		if IsURL(d) {
-			errs = append(errs, fmt.Errorf("  rbac.declaredRole: %q must be a local file or directory", d))
-		} else if _, err := rbac.ReadDeclared(p.Path(d), p.Operator.Namespace); err != nil {
-			errs = append(errs, fmt.Errorf("  rbac.declaredRole: %w", err))
-		}
-	}
-	switch p.Cluster.Namespace {
-	case "", "per-spec", "operator":
-	default:
-		errs = append(errs, fmt.Errorf("  cluster.namespace: %q is not one of \"per-spec\", \"operator\"", p.Cluster.Namespace))
-	}
-	switch p.Capabilities.QuorumLoss {
-	case "", QuorumLossDurable, QuorumLossLossy:
-	default:
-		errs = append(errs, fmt.Errorf("  capabilities.quorumLoss: %q is not one of %q (every acknowledged write survives) or %q (serves again; surviving writes are counted)",
-			p.Capabilities.QuorumLoss, QuorumLossDurable, QuorumLossLossy))
-	}
-	if p.Cluster.ClientPort <= 0 || p.Cluster.ClientPort > 65535 {
-		errs = append(errs, fmt.Errorf("  cluster.clientPort: %d is not a TCP port", p.Cluster.ClientPort))
-	}
-	if p.Cluster.Status.Phase != "" && p.Cluster.Status.ReadyPhase == "" {
-		errs = append(errs, errors.New("  cluster.status.readyPhase: required when cluster.status.phase is set"))
-	}
-	for _, v := range append([]string{p.Etcd.Initial, p.Etcd.UpgradeTo}, p.Etcd.UpgradeChain...) {
-		if v != "" && !validVersion(v) {
-			errs = append(errs, fmt.Errorf("  etcd: version %q is not MAJOR.MINOR.PATCH (no leading v)", v))
-		}
-	}
-	if p.Capabilities.Upgrade && p.Etcd.UpgradeTo == "" {
-		errs = append(errs, errors.New("  etcd.upgradeTo: required when capabilities.upgrade is claimed"))
-	}
-	if hop := upgradeHop(p.Etcd.Initial, p.Etcd.UpgradeTo); p.Capabilities.Upgrade && hop != "" {
-		errs = append(errs, fmt.Errorf("  etcd.upgradeTo: %s %s etcd.initial %s; the upgrade check moves etcd exactly one minor (etcd's supported upgrade step): set it to a %s release",
-			p.Etcd.UpgradeTo, hop, p.Etcd.Initial, nextMinor(p.Etcd.Initial)))
-	}
-	if p.Capabilities.UpgradeChain && len(p.Etcd.UpgradeChain) < 3 {
-		errs = append(errs, errors.New("  etcd.upgradeChain: needs at least three versions when capabilities.upgradeChain is claimed"))
-	}
-	if p.Capabilities.UpgradeChain {
-		for i := 1; i < len(p.Etcd.UpgradeChain); i++ {
-			from, to := p.Etcd.UpgradeChain[i-1], p.Etcd.UpgradeChain[i]
-			if hop := upgradeHop(from, to); hop != "" {
-				errs = append(errs, fmt.Errorf("  etcd.upgradeChain: %s → %s is not one minor newer (%s %s %s); etcd upgrades one minor at a time", from, to, to, hop, from))
-			}
-		}
-	}
-	if p.Capabilities.ScaleDown && !p.Capabilities.ScaleUp {
-		errs = append(errs, errors.New("  capabilities.scaleDown: the scale check grows the cluster first, so it also needs scaleUp"))
-	}
-	// Templates must render with sample data so mistakes surface at load
-	// time rather than in the middle of a run.
-	sample := TemplateData{Name: "sample", Namespace: "sample-ns", Size: 3, Version: p.Etcd.Initial, Repository: p.Etcd.Repository}
-	for field, tpl := range map[string]string{
-		"cluster.template":       p.Cluster.Template,
-		"cluster.memberSelector": p.Cluster.MemberSelector,
-		"cluster.clientService":  p.Cluster.ClientService,
-		"cluster.versionValue":   p.Cluster.VersionValue,
-	} {
-		if tpl == "" {
-			continue
-		}
-		if _, err := Render(tpl, sample); err != nil {
-			errs = append(errs, fmt.Errorf("  %s: %w", field, err))
-		}
-	}
-	for i, tpl := range p.Cluster.ExtraObjects {
-		if _, err := Render(tpl, sample); err != nil {
-			errs = append(errs, fmt.Errorf("  cluster.extraObjects[%d]: %w", i, err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-func validateSteps(field string, steps []Step) []error {
-	var errs []error
-	for i, s := range steps {
-		set := 0
-		for _, b := range []bool{s.Apply != "", s.Delete != "", len(s.Run) > 0} {
-			if b {
-				set++
-			}
-		}
-		if set != 1 {
-			errs = append(errs, fmt.Errorf("  %s[%d]: set exactly one of apply, delete, run (found %d)", field, i, set))
-		}
-		for name, gv := range map[string]string{"ifServed": s.IfServed, "unlessServed": s.UnlessServed} {
-			if gv != "" && gv != "v1" && (strings.Count(gv, "/") != 1 || strings.HasPrefix(gv, "/") || strings.HasSuffix(gv, "/")) {
-				errs = append(errs, fmt.Errorf("  %s[%d].%s: %q is not a group/version like apps/v1", field, i, name, gv))
-			}
-		}
-	}
-	return errs
-}
-
 // IsURL tells a step's remote manifest from a local path.
 func IsURL(s string) bool {
 	return strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://")
-}
-
-// upgradeHop says how far one version is from another when that is not one
-// etcd upgrade step (same major, the next minor): "is not a newer minor
-// than" or "is N minors after"; "" when it is a step, or when a version is
-// missing or malformed (reported elsewhere).
-func upgradeHop(from, to string) string {
-	if !validVersion(from) || !validVersion(to) {
-		return ""
-	}
-	f, t := utilversion.MustParseSemantic(from), utilversion.MustParseSemantic(to)
-	switch {
-	case t.Major() != f.Major() || t.Minor() <= f.Minor():
-		return "is not a newer minor than"
-	case t.Minor() > f.Minor()+1:
-		return fmt.Sprintf("is %d minors after", t.Minor()-f.Minor())
-	}
-	return ""
-}
-
-// nextMinor is the series one upgrade step after v ("3.5.21" → "3.6.x").
-func nextMinor(v string) string {
-	f := utilversion.MustParseSemantic(v)
-	return fmt.Sprintf("%d.%d.x", f.Major(), f.Minor()+1)
-}
-
-func validVersion(v string) bool {
-	parts := strings.Split(v, ".")
-	if len(parts) != 3 {
-		return false
-	}
-	for _, p := range parts {
-		if p == "" || strings.Trim(p, "0123456789") != "" {
-			return false
-		}
-	}
-	return true
 }
 
 // Render expands a template; unknown fields are errors.

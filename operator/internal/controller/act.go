@@ -21,7 +21,8 @@ import (
 const membershipCallTimeout = 10 * time.Second
 
 // act carries out one action. It may shorten a.RequeueAfter when the action
-// has to be retried soon (a learner not caught up yet).
+// has to be retried soon (a learner not caught up yet). It only dispatches:
+// membership changes get callCtx, bounded by membershipCallTimeout.
 func (r *Reconciler) act(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, a *plan.Action) error {
 	callCtx, cancel := context.WithTimeout(ctx, membershipCallTimeout)
 	defer cancel()
@@ -34,69 +35,21 @@ func (r *Reconciler) act(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *o
 	case plan.AddMember:
 		return r.addMember(callCtx, c, obs, a)
 	case plan.PromoteLearner:
-		if err := obs.admin.Promote(callCtx, a.MemberID); err != nil {
-			if etcdadmin.IsLearnerNotReady(err) {
-				a.RequeueAfter = plan.PollInFlight
-				return nil
-			}
-			return err
-		}
-		r.count(c, "promote")
-		r.event(c, corev1.EventTypeNormal, conditions.EventMemberPromoted, "Promote", "Learner %s promoted to voting member", a.Member)
+		return r.actPromoteLearner(callCtx, c, obs, a)
 	case plan.RemoveDeadMember:
-		r.event(c, corev1.EventTypeNormal, conditions.EventReplacingDeadMember, "Replace", "The dead member %s is being replaced", a.Member)
-		if err := r.removeMember(callCtx, c, obs, a); err != nil {
-			return err
-		}
-		metrics.DeadMemberReplacements.WithLabelValues(c.Namespace, c.Name).Inc()
+		return r.actRemoveDeadMember(callCtx, c, obs, a)
 	case plan.RemoveMember:
-		if err := r.removeMember(callCtx, c, obs, a); err != nil {
-			return err
-		}
-		if a.Upgrade {
-			r.upgraded(c, "Member %s replaced by a member running %s", a.Member, desired.Image(c, a.Version))
-		}
+		return r.actRemoveMember(callCtx, c, obs, a)
 	case plan.StopMember:
-		// A graceful deletion: etcd gets SIGTERM and the pod's grace period
-		// to stop serving; the plan removes the member once the pod is gone.
-		if err := r.deletePod(ctx, obs, a.Member); err != nil {
-			return err
-		}
-		if a.Upgrade {
-			r.upgraded(c, "Member %s stopping, replaced by a member running %s", a.Member, desired.Image(c, a.Version))
-		}
+		return r.actStopMember(ctx, c, obs, a)
 	case plan.MoveLeader:
-		if err := obs.admin.MoveLeader(callCtx, a.TargetID); err != nil {
-			return err
-		}
-		r.event(c, corev1.EventTypeNormal, conditions.EventLeaderMoved, "MoveLeader", "Leadership moved away from %s before changing it", a.Member)
+		return r.actMoveLeader(callCtx, c, obs, a)
 	case plan.RecreatePod:
-		m := desired.Member{Name: a.Member, Version: a.Version, InitialCluster: initialCluster(c, obs.members), ImageNotPulled: a.ImageNotPulled}
-		if err := r.createMemberPod(ctx, c, m); err != nil {
-			return err
-		}
-		r.event(c, corev1.EventTypeNormal, conditions.EventMemberRestarted, "Restart", "Member %s restarted with %s", a.Member, desired.Image(c, a.Version))
+		return r.actRecreatePod(ctx, c, obs, a)
 	case plan.RestartMember:
-		if err := r.deletePod(ctx, obs, a.Member); err != nil {
-			return err
-		}
-		if a.Upgrade {
-			r.upgraded(c, "Member %s restarting with %s", a.Member, desired.Image(c, a.Version))
-		}
+		return r.actRestartMember(ctx, c, obs, a)
 	case plan.ResumeBootstrap:
-		from, ok := obs.pods[a.From]
-		if !ok {
-			return nil
-		}
-		command := from.Spec.Containers[0].Command
-		m := desired.Member{
-			Name: a.Member, Version: from.Annotations[desired.AnnotationVersion],
-			InitialCluster: desired.BootstrapCluster(command), NewCluster: true, Token: desired.TokenOf(command),
-		}
-		if err := r.createMemberPod(ctx, c, m); err != nil {
-			return err
-		}
-		r.event(c, corev1.EventTypeNormal, conditions.EventNewMemberAdded, "Bootstrap", "New member %s added to cluster", a.Member)
+		return r.actResumeBootstrap(ctx, c, obs, a)
 	case plan.DeleteOrphanPod:
 		return r.deletePod(ctx, obs, a.Member)
 	case plan.AdoptPods:
@@ -104,45 +57,160 @@ func (r *Reconciler) act(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *o
 	case plan.DeleteOrphanClaim:
 		return r.deleteClaim(ctx, c, a.Member)
 	case plan.RestartAll:
-		// Unsafe on purpose: every pod is force-deleted and recreated at
-		// once, with no health gate and no regard for quorum or data.
-		initial := initialCluster(c, obs.members)
-		for _, name := range a.Names {
-			pod, ok := obs.pods[name]
-			if !ok {
-				continue
-			}
-			if err := r.Client.Delete(ctx, pod, client.GracePeriodSeconds(0)); client.IgnoreNotFound(err) != nil {
-				return fmt.Errorf("deleting pod %s: %w", name, err)
-			}
-			if err := r.createMemberPod(ctx, c, desired.Member{Name: name, Version: a.Version, InitialCluster: initial}); err != nil {
-				return err
-			}
-			r.upgraded(c, "Member %s restarted with %s", name, desired.Image(c, a.Version))
-		}
+		return r.actRestartAll(ctx, c, obs, a)
 	case plan.Rebootstrap:
-		// Unsafe on purpose: the data of the members left is thrown away.
-		for _, name := range a.Names {
-			if pod, ok := obs.pods[name]; ok {
-				if err := r.Client.Delete(ctx, pod, client.GracePeriodSeconds(0)); client.IgnoreNotFound(err) != nil {
-					return fmt.Errorf("deleting pod %s: %w", name, err)
-				}
-			}
-			if err := r.deleteClaim(ctx, c, name); err != nil {
-				return err
-			}
-		}
-		return r.bootstrap(ctx, c, a)
+		return r.actRebootstrap(ctx, c, obs, a)
 	case plan.SeedFromSurvivor:
 		return r.seedFromSurvivor(ctx, c, obs, a)
 	case plan.RetireOldMembers:
 		return r.retireOldMembers(ctx, c, obs, a)
 	case plan.Fail:
-		if c.Status.Phase != etcdv1beta2.PhaseFailed {
-			r.event(c, corev1.EventTypeWarning, conditions.EventClusterFailed, "Fail", "%s", a.Message)
-		}
+		r.actFail(c, a)
 	}
 	return nil
+}
+
+// actPromoteLearner promotes a learner; one not caught up yet is retried at
+// the in-flight pace, without an error.
+func (r *Reconciler) actPromoteLearner(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, a *plan.Action) error {
+	if err := obs.admin.Promote(ctx, a.MemberID); err != nil {
+		if etcdadmin.IsLearnerNotReady(err) {
+			a.RequeueAfter = plan.PollInFlight
+			return nil
+		}
+		return err
+	}
+	r.count(c, "promote")
+	r.event(c, corev1.EventTypeNormal, conditions.EventMemberPromoted, "Promote", "Learner %s promoted to voting member", a.Member)
+	return nil
+}
+
+// actRemoveDeadMember removes a dead member so that it can be replaced.
+func (r *Reconciler) actRemoveDeadMember(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, a *plan.Action) error {
+	r.event(c, corev1.EventTypeNormal, conditions.EventReplacingDeadMember, "Replace", "The dead member %s is being replaced", a.Member)
+	if err := r.removeMember(ctx, c, obs, a); err != nil {
+		return err
+	}
+	metrics.DeadMemberReplacements.WithLabelValues(c.Namespace, c.Name).Inc()
+	return nil
+}
+
+// actRemoveMember removes a surplus member, or one an upgrade replaces.
+func (r *Reconciler) actRemoveMember(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, a *plan.Action) error {
+	if err := r.removeMember(ctx, c, obs, a); err != nil {
+		return err
+	}
+	if a.Upgrade {
+		r.upgraded(c, "Member %s replaced by a member running %s", a.Member, desired.Image(c, a.Version))
+	}
+	return nil
+}
+
+// actStopMember deletes a member's pod gracefully: etcd gets SIGTERM and the
+// pod's grace period to stop serving; the plan removes the member once the
+// pod is gone.
+func (r *Reconciler) actStopMember(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, a *plan.Action) error {
+	if err := r.deletePod(ctx, obs, a.Member); err != nil {
+		return err
+	}
+	if a.Upgrade {
+		r.upgraded(c, "Member %s stopping, replaced by a member running %s", a.Member, desired.Image(c, a.Version))
+	}
+	return nil
+}
+
+// actMoveLeader moves leadership away from a member before it changes.
+func (r *Reconciler) actMoveLeader(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, a *plan.Action) error {
+	if err := obs.admin.MoveLeader(ctx, a.TargetID); err != nil {
+		return err
+	}
+	r.event(c, corev1.EventTypeNormal, conditions.EventLeaderMoved, "MoveLeader", "Leadership moved away from %s before changing it", a.Member)
+	return nil
+}
+
+// actRecreatePod starts a member again on its existing data (its claim),
+// with a.Version.
+func (r *Reconciler) actRecreatePod(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, a *plan.Action) error {
+	m := desired.Member{Name: a.Member, Version: a.Version, InitialCluster: initialCluster(c, obs.members), ImageNotPulled: a.ImageNotPulled}
+	if err := r.createMemberPod(ctx, c, m); err != nil {
+		return err
+	}
+	r.event(c, corev1.EventTypeNormal, conditions.EventMemberRestarted, "Restart", "Member %s restarted with %s", a.Member, desired.Image(c, a.Version))
+	return nil
+}
+
+// actRestartMember deletes a member's pod so that it comes back with the
+// new image on its claim.
+func (r *Reconciler) actRestartMember(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, a *plan.Action) error {
+	if err := r.deletePod(ctx, obs, a.Member); err != nil {
+		return err
+	}
+	if a.Upgrade {
+		r.upgraded(c, "Member %s restarting with %s", a.Member, desired.Image(c, a.Version))
+	}
+	return nil
+}
+
+// actResumeBootstrap creates the missing pod of an unfinished bootstrap,
+// with the version, initial cluster and token of its peer's pod a.From.
+func (r *Reconciler) actResumeBootstrap(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, a *plan.Action) error {
+	from, ok := obs.pods[a.From]
+	if !ok {
+		return nil
+	}
+	command := from.Spec.Containers[0].Command
+	m := desired.Member{
+		Name: a.Member, Version: from.Annotations[desired.AnnotationVersion],
+		InitialCluster: desired.BootstrapCluster(command), NewCluster: true, Token: desired.TokenOf(command),
+	}
+	if err := r.createMemberPod(ctx, c, m); err != nil {
+		return err
+	}
+	r.event(c, corev1.EventTypeNormal, conditions.EventNewMemberAdded, "Bootstrap", "New member %s added to cluster", a.Member)
+	return nil
+}
+
+// actRestartAll is unsafe on purpose: every pod is force-deleted and
+// recreated at once, with no health gate and no regard for quorum or data.
+func (r *Reconciler) actRestartAll(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, a *plan.Action) error {
+	initial := initialCluster(c, obs.members)
+	for _, name := range a.Names {
+		pod, ok := obs.pods[name]
+		if !ok {
+			continue
+		}
+		if err := r.Client.Delete(ctx, pod, client.GracePeriodSeconds(0)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting pod %s: %w", name, err)
+		}
+		if err := r.createMemberPod(ctx, c, desired.Member{Name: name, Version: a.Version, InitialCluster: initial}); err != nil {
+			return err
+		}
+		r.upgraded(c, "Member %s restarted with %s", name, desired.Image(c, a.Version))
+	}
+	return nil
+}
+
+// actRebootstrap is unsafe on purpose: the pods and claims of the members
+// left are deleted, their data thrown away, and a new cluster bootstrapped.
+func (r *Reconciler) actRebootstrap(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, a *plan.Action) error {
+	for _, name := range a.Names {
+		if pod, ok := obs.pods[name]; ok {
+			if err := r.Client.Delete(ctx, pod, client.GracePeriodSeconds(0)); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("deleting pod %s: %w", name, err)
+			}
+		}
+		if err := r.deleteClaim(ctx, c, name); err != nil {
+			return err
+		}
+	}
+	return r.bootstrap(ctx, c, a)
+}
+
+// actFail emits the ClusterFailed Event when the cluster first fails.
+func (r *Reconciler) actFail(c *etcdv1beta2.EtcdCluster, a *plan.Action) {
+	if c.Status.Phase != etcdv1beta2.PhaseFailed {
+		r.event(c, corev1.EventTypeWarning, conditions.EventClusterFailed, "Fail", "%s", a.Message)
+	}
 }
 
 func (r *Reconciler) event(c *etcdv1beta2.EtcdCluster, eventType, reason, action, note string, args ...any) {

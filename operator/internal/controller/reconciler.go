@@ -193,6 +193,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		refused = append(refused, "events: none recorded: "+r.EventsOff)
 	}
 	status := computeStatus(&cluster, obs, action, refused)
+	updateMetrics(&cluster, status)
 	r.recordRefusal(&cluster, status)
 	if !equality.Semantic.DeepEqual(cluster.Status, *status) {
 		cluster.Status = *stored
