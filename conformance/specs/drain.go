@@ -80,11 +80,13 @@ func DrainSpec(ctx SpecContext, inputGetter func() DrainSpecInput) {
 	res := withTraffic(ctx, trafficInput{Env: e, Report: rep, Cluster: c, Check: check, Phase: check, Limits: limits}, func() {
 		d.run(ctx, uniqueNodes(placed))
 	})
-	By("waiting for the cluster to be whole after the drains")
-	c.WaitForHealthy(ctx, whole, e.Config.GetIntervals(check, "members-ready")...)
-
+	// The quorum samples first: a drain that could not finish, a failed
+	// request or a cluster that is not whole afterwards follow from a lost
+	// quorum, and the report must name the cause.
 	d.judge(budgets)
 	expectTraffic(res, check)
+	By("waiting for the cluster to be whole after the drains")
+	c.WaitForHealthy(ctx, whole, e.Config.GetIntervals(check, "members-ready")...)
 }
 
 // drains drains nodes one after another under a quorum sampler.
@@ -137,14 +139,14 @@ func (d *drains) judge(budgets []string) {
 	healthy, voters := d.samples.MinHealthy()
 	covering := "PodDisruptionBudgets covering the members: " + orNone(budgets)
 	rep.Note(check, "%d quorum samples: at least %d of %d voters healthy at every sample; %s", len(d.samples), healthy, voters, covering)
-	Expect(d.failure).To(BeEmpty(), "%s", d.failure)
-	if len(d.samples) < 2*len(d.results) {
-		Incomplete(rep, check, "the quorum sampler took %d samples over %d drains (fewer than 2 a drain): the check could not observe the quorum it judges", len(d.samples), len(d.results))
-	}
 	if below := d.samples.BelowQuorum(); len(below) > 0 {
 		Fail(fmt.Sprintf("fewer healthy voters than a quorum at %d of %d samples: first at %s, %d of %d voters healthy (%s; %d evictions refused)",
 			len(below), len(d.samples), below[0].At.Format(time.RFC3339), below[0].Healthy, below[0].Voters, covering, refusals), 1)
 	}
+	if len(d.samples) < 2*len(d.results) {
+		Incomplete(rep, check, "the quorum sampler took %d samples over %d drains (fewer than 2 a drain): the check could not observe the quorum it judges", len(d.samples), len(d.results))
+	}
+	Expect(d.failure).To(BeEmpty(), "%s", d.failure)
 	for _, r := range d.results {
 		Expect(r.Took).To(BeNumerically("<=", d.env.Config.Budget("drain/node")), "draining %s took %s, budget %s", r.Node, r.Took.Round(time.Millisecond), d.env.Config.Budget("drain/node"))
 	}
