@@ -1,0 +1,93 @@
+package controller
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+
+	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
+	"github.com/etcdproof/etcdproof/operator/internal/conditions"
+	"github.com/etcdproof/etcdproof/operator/internal/desired"
+	"github.com/etcdproof/etcdproof/operator/internal/etcdadmin"
+	"github.com/etcdproof/etcdproof/operator/internal/metrics"
+	"github.com/etcdproof/etcdproof/operator/internal/plan"
+)
+
+// addMember adds a learner first and starts its pod second: a pod must never
+// run for a member etcd does not know. If the pod cannot be created the
+// member has no pod, counts as dead and is removed on a later pass.
+func (r *Reconciler) addMember(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, a *plan.Action) error {
+	name := desired.NewMemberName(c.Name, r.nameSuffix())
+	_, members, err := obs.admin.AddLearner(ctx, desired.PeerURL(name, c.Name, c.Namespace))
+	if err != nil {
+		return err
+	}
+	r.count(c, "add")
+	if err := r.createMemberPod(ctx, c, desired.Member{Name: name, Version: a.Version, InitialCluster: initialCluster(c, members)}); err != nil {
+		return err
+	}
+	r.event(c, corev1.EventTypeNormal, conditions.EventNewMemberAdded, "Add", "New member %s added to cluster", name)
+	return nil
+}
+
+// actPromoteLearner promotes a learner; one not caught up yet is retried at
+// the in-flight pace, without an error.
+func (r *Reconciler) actPromoteLearner(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, a *plan.Action) error {
+	if err := obs.admin.Promote(ctx, a.MemberID); err != nil {
+		if etcdadmin.IsLearnerNotReady(err) {
+			a.RequeueAfter = plan.PollInFlight
+			return nil
+		}
+		return err
+	}
+	r.count(c, "promote")
+	r.event(c, corev1.EventTypeNormal, conditions.EventMemberPromoted, "Promote", "Learner %s promoted to voting member", a.Member)
+	return nil
+}
+
+// removeMember removes a member from etcd, then deletes its pod (unless the
+// plan stopped it first and it is gone already) and its claim.
+func (r *Reconciler) removeMember(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, a *plan.Action) error {
+	if err := obs.admin.Remove(ctx, a.MemberID); err != nil {
+		return err
+	}
+	r.count(c, "remove")
+	r.event(c, corev1.EventTypeNormal, conditions.EventMemberRemoved, "Remove", "Existing member %s removed from the cluster", a.Member)
+	if err := r.deletePod(ctx, obs, a.Member); err != nil {
+		return err
+	}
+	if desired.UsesPVC(c) {
+		return r.deleteClaim(ctx, c, desired.PVCName(a.Member))
+	}
+	return nil
+}
+
+// actRemoveDeadMember removes a dead member so that it can be replaced.
+func (r *Reconciler) actRemoveDeadMember(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, a *plan.Action) error {
+	r.event(c, corev1.EventTypeNormal, conditions.EventReplacingDeadMember, "Replace", "The dead member %s is being replaced", a.Member)
+	if err := r.removeMember(ctx, c, obs, a); err != nil {
+		return err
+	}
+	metrics.DeadMemberReplacements.WithLabelValues(c.Namespace, c.Name).Inc()
+	return nil
+}
+
+// actRemoveMember removes a surplus member, or one an upgrade replaces.
+func (r *Reconciler) actRemoveMember(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, a *plan.Action) error {
+	if err := r.removeMember(ctx, c, obs, a); err != nil {
+		return err
+	}
+	if a.Upgrade {
+		r.upgraded(c, "Member %s replaced by a member running %s", a.Member, desired.Image(c, a.Version))
+	}
+	return nil
+}
+
+// actMoveLeader moves leadership away from a member before it changes.
+func (r *Reconciler) actMoveLeader(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, a *plan.Action) error {
+	if err := obs.admin.MoveLeader(ctx, a.TargetID); err != nil {
+		return err
+	}
+	r.event(c, corev1.EventTypeNormal, conditions.EventLeaderMoved, "MoveLeader", "Leadership moved away from %s before changing it", a.Member)
+	return nil
+}
