@@ -4,12 +4,10 @@
 package profile
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"text/template"
 
 	"sigs.k8s.io/yaml"
 )
@@ -132,69 +130,6 @@ type Etcd struct {
 	UpgradeChain []string `json:"upgradeChain,omitempty"`
 }
 
-// Capabilities are the optional behaviours the operator claims. A check of a
-// capability the profile does not claim does not run and is reported as not
-// claimed, which keeps the run from passing while that check is required.
-type Capabilities struct {
-	ScaleUp               bool `json:"scaleUp"`
-	ScaleDown             bool `json:"scaleDown"`
-	DeadMemberReplacement bool `json:"deadMemberReplacement"`
-	Upgrade               bool `json:"upgrade"`
-	UpgradeChain          bool `json:"upgradeChain"`
-	// Kill: members whose etcd process is killed (SIGKILL) come back.
-	Kill bool `json:"kill"`
-	// QuorumLoss: the cluster serves again after a majority of its member
-	// pods is deleted at once. QuorumLossDurable claims that every
-	// acknowledged write survives (clusters created with .Durable, e.g. on
-	// claims); QuorumLossLossy only that it serves again, with the writes
-	// that survived counted in the report.
-	QuorumLoss QuorumLossClaim `json:"quorumLoss,omitempty"`
-	// OperatorCrash: the operator, killed again and again while it scales
-	// and upgrades a cluster, converges with no extra member or object.
-	OperatorCrash bool `json:"operatorCrash"`
-	// NodeLoss: a member whose node stops (its kind node container, on a
-	// cluster with a worker per member) is replaced on another node within
-	// budget, with quorum kept throughout.
-	NodeLoss bool `json:"nodeLoss"`
-	// Drain: each node holding a member can be drained (kubectl drain, on
-	// a cluster with a worker per member) with a quorum of healthy voters
-	// kept throughout, the evicted members replaced on the other nodes.
-	Drain bool `json:"drain"`
-	// OperatorUpgrade: the operator replaced by a newer build (the
-	// profile's upgradeOperator steps) restarts no member, and the new
-	// build takes over the running cluster.
-	OperatorUpgrade bool `json:"operatorUpgrade"`
-}
-
-// QuorumLossClaim is what a profile claims about quorum loss.
-type QuorumLossClaim string
-
-// The quorum-loss claims; "" claims nothing.
-const (
-	QuorumLossDurable QuorumLossClaim = "durable"
-	QuorumLossLossy   QuorumLossClaim = "lossy"
-)
-
-// Claims reports whether the profile claims the capability a fault check
-// needs (FaultChecks); the book's checks are claimed through the fields above.
-func (c Capabilities) Claims(check string) bool {
-	switch check {
-	case "kill":
-		return c.Kill
-	case "quorum-loss":
-		return c.QuorumLoss != ""
-	case "operator-crash":
-		return c.OperatorCrash
-	case "node-loss":
-		return c.NodeLoss
-	case "drain":
-		return c.Drain
-	case "operator-upgrade":
-		return c.OperatorUpgrade
-	}
-	return false
-}
-
 // Cleanup is what the cleanup check accepts as intended.
 type Cleanup struct {
 	// Retains are resources the operator keeps in the cluster's namespace
@@ -225,69 +160,6 @@ type RBAC struct {
 	DeclaredRole string `json:"declaredRole,omitempty"`
 }
 
-// Expectation is the intended verdict of a known-bad operator variant or of
-// a run the suite must not judge.
-type Expectation struct {
-	// Check is the label of the check that must fail (or be incomplete).
-	Check string `json:"check"`
-	// Reason is a substring the failure (or incomplete) reason must contain.
-	Reason string `json:"reason"`
-	// State is the check's expected state: "failed" (the default, exit 1)
-	// or "incomplete" (exit 2: the suite could not observe what it judges).
-	State string `json:"state,omitempty"`
-	// AuditLog "unreadable" makes selftest give the run an audit log path
-	// that cannot be read (only the rbac check reads it).
-	AuditLog string `json:"auditLog,omitempty"`
-}
-
-// Expected selftest states and audit-log modes.
-const (
-	ExpectFailed       = "failed"
-	ExpectIncomplete   = "incomplete"
-	AuditLogUnreadable = "unreadable"
-)
-
-// WantState is the expected state, "failed" when unset.
-func (x *Expectation) WantState() string {
-	if x.State == "" {
-		return ExpectFailed
-	}
-	return x.State
-}
-
-// TemplateData is what profile templates may reference.
-type TemplateData struct {
-	Name       string
-	Namespace  string
-	Size       int
-	Version    string
-	Repository string
-	// Durable asks for a cluster whose members keep their data across pod
-	// deletion (e.g. on claims); the quorum-loss check of a profile that
-	// claims durability sets it.
-	Durable bool
-	// ServedAPI answers {{ if .Served "group/version" }}; nil means served.
-	ServedAPI func(groupVersion string) bool
-}
-
-// Served reports whether the cluster serves groupVersion, so a template
-// can leave out an object an old or new cluster does not need (a template
-// that renders to nothing is not created).
-func (d TemplateData) Served(groupVersion string) bool {
-	return d.ServedAPI == nil || d.ServedAPI(groupVersion)
-}
-
-// CheckLabels are the Ginkgo labels of the checks, in run order (rbac and
-// cleanup last: they judge what the others made the operator do).
-var CheckLabels = []string{"create", "scale", "replace", "kill", "quorum-loss", "node-loss", "drain", "operator-crash", "operator-upgrade", "upgrade", "rbac", "cleanup"}
-
-// BookChecks are the six checks of the book, required unless --require says
-// otherwise; FaultChecks are required when the profile claims them.
-var (
-	BookChecks  = []string{"create", "scale", "replace", "upgrade", "rbac", "cleanup"}
-	FaultChecks = []string{"kill", "quorum-loss", "node-loss", "drain", "operator-crash", "operator-upgrade"}
-)
-
 // Load reads and validates a profile file.
 func Load(path string) (*Profile, error) {
 	raw, err := os.ReadFile(path)
@@ -312,19 +184,6 @@ func Load(path string) (*Profile, error) {
 // IsURL tells a step's remote manifest from a local path.
 func IsURL(s string) bool {
 	return strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://")
-}
-
-// Render expands a template; unknown fields are errors.
-func Render(tpl string, data TemplateData) (string, error) {
-	t, err := template.New("").Option("missingkey=error").Parse(tpl)
-	if err != nil {
-		return "", err
-	}
-	var buf bytes.Buffer
-	if err := t.Execute(&buf, data); err != nil {
-		return "", err
-	}
-	return buf.String(), nil
 }
 
 // Path resolves a step's path against the profile's directory; URLs are

@@ -3,11 +3,9 @@ package rbac
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-helpers/auth/rbac/validation"
 )
 
@@ -212,115 +210,4 @@ func beyondDeclared(g Grant, declared []Grant) []rbacv1.PolicyRule {
 		}
 	}
 	return out
-}
-
-// usedBy reports whether any use falls under the grant.
-func usedBy(g Grant, uses []Use) bool {
-	for _, u := range uses {
-		if (g.Namespace == "" || u.Namespace == g.Namespace) && ruleAllows(g.Rule, u.APIGroup, u.Resource, u.Verb) {
-			return true
-		}
-	}
-	return false
-}
-
-// singleNamespace reports whether every use under a cluster-wide grant was
-// in one and the same namespace. Uses across several namespaces (an
-// operator managing clusters anywhere) or at cluster scope justify it.
-func singleNamespace(g Grant, uses []Use) (string, bool) {
-	ns := ""
-	for _, u := range uses {
-		if !ruleAllows(g.Rule, u.APIGroup, u.Resource, u.Verb) {
-			continue
-		}
-		if u.Namespace == "" || (ns != "" && u.Namespace != ns) {
-			return "", false
-		}
-		ns = u.Namespace
-	}
-	return ns, ns != ""
-}
-
-func granted(u Use, grants []Grant) bool {
-	for _, g := range grants {
-		if (g.Namespace == "" || g.Namespace == u.Namespace) && ruleAllows(g.Rule, u.APIGroup, u.Resource, u.Verb) {
-			return true
-		}
-	}
-	return false
-}
-
-// ruleAllows reports whether r allows verb on resource in group; "*" as the
-// group or resource asks about any (dangerous grants).
-func ruleAllows(r rbacv1.PolicyRule, group, resource, verb string) bool {
-	if len(r.NonResourceURLs) > 0 {
-		return false
-	}
-	return (group == "*" || matches(r.APIGroups, group)) && (resource == "*" || resourceMatches(r.Resources, resource)) && matches(r.Verbs, verb)
-}
-
-func matches(list []string, v string) bool {
-	return slices.Contains(list, "*") || slices.Contains(list, v)
-}
-
-// resourceMatches is matches for resources, where "*/scale" names the scale
-// subresource of every resource, as in RBAC.
-func resourceMatches(list []string, resource string) bool {
-	if matches(list, resource) {
-		return true
-	}
-	_, sub, ok := strings.Cut(resource, "/")
-	return ok && slices.Contains(list, "*/"+sub)
-}
-
-func describeRule(r rbacv1.PolicyRule) string {
-	groups := make([]string, len(r.APIGroups))
-	for i, g := range r.APIGroups {
-		groups[i] = groupName(g)
-	}
-	return fmt.Sprintf("[%s] on [%s] in groups [%s]", strings.Join(r.Verbs, ","), strings.Join(r.Resources, ","), strings.Join(groups, ","))
-}
-
-// MinimalRoles turns observed uses into the smallest Roles (one per
-// namespace) and a ClusterRole for cluster-scoped uses.
-func MinimalRoles(name string, uses []Use) (roles []rbacv1.Role, clusterRole *rbacv1.ClusterRole) {
-	byNS := map[string]map[[2]string][]string{}
-	for _, u := range uses {
-		if byNS[u.Namespace] == nil {
-			byNS[u.Namespace] = map[[2]string][]string{}
-		}
-		k := [2]string{u.APIGroup, u.Resource}
-		if !slices.Contains(byNS[u.Namespace][k], u.Verb) {
-			byNS[u.Namespace][k] = append(byNS[u.Namespace][k], u.Verb)
-		}
-	}
-	namespaces := make([]string, 0, len(byNS))
-	for ns := range byNS {
-		namespaces = append(namespaces, ns)
-	}
-	sort.Strings(namespaces)
-	for _, ns := range namespaces {
-		rules := rulesOf(byNS[ns])
-		if ns == "" {
-			clusterRole = &rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"}, ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}
-			continue
-		}
-		roles = append(roles, rbacv1.Role{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"}, ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Rules: rules})
-	}
-	return roles, clusterRole
-}
-
-func rulesOf(m map[[2]string][]string) []rbacv1.PolicyRule {
-	keys := make([][2]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i][0]+"/"+keys[i][1] < keys[j][0]+"/"+keys[j][1] })
-	rules := make([]rbacv1.PolicyRule, 0, len(keys))
-	for _, k := range keys {
-		verbs := append([]string(nil), m[k]...)
-		sort.Strings(verbs)
-		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{k[0]}, Resources: []string{k[1]}, Verbs: verbs})
-	}
-	return rules
 }

@@ -10,16 +10,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/reporters"
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
-	"k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/etcdproof/etcdproof/conformance/cluster"
 	"github.com/etcdproof/etcdproof/conformance/framework"
@@ -66,76 +63,9 @@ type Options struct {
 	ClusterSpec cluster.Spec
 }
 
-var labelWord = regexp.MustCompile(`[A-Za-z0-9_-]+`)
-
-// ValidateLabelFilter parses a Ginkgo label filter and rejects labels that
-// name no check.
-func ValidateLabelFilter(filter string) error {
-	if filter == "" {
-		return nil
-	}
-	if _, err := types.ParseLabelFilter(filter); err != nil {
-		return fmt.Errorf("--label-filter %q: %v", filter, err)
-	}
-	for _, w := range labelWord.FindAllString(filter, -1) {
-		if !slices.Contains(profile.CheckLabels, w) {
-			return fmt.Errorf("--label-filter %q: unknown label %q; checks are %s", filter, w, strings.Join(profile.CheckLabels, ", "))
-		}
-	}
-	return nil
-}
-
-// Selected reports whether a (valid) label filter selects a check.
-func Selected(filter, check string) bool {
-	if filter == "" {
-		return true
-	}
-	f, err := types.ParseLabelFilter(filter)
-	return err == nil && f([]string{check})
-}
-
-// RequiredChecks is the set of checks that must pass: the --require list
-// when given; otherwise the book's six checks and the fault checks the
-// profile claims, or with a label filter those it selects (narrowing the run
-// narrows what it certifies, and says so). A fault check a profile does not
-// claim is reported as not claimed without failing the run: claiming it is
-// how a profile asks to be certified for it.
-func RequiredChecks(filter string, require []string, claims profile.Capabilities) []string {
-	if require != nil {
-		return require
-	}
-	var out []string
-	for _, c := range profile.CheckLabels {
-		if !Selected(filter, c) {
-			continue
-		}
-		if slices.Contains(profile.BookChecks, c) || claims.Claims(c) {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// ParseRequire splits and checks a --require value.
-func ParseRequire(value string) ([]string, error) {
-	out := []string{}
-	for _, w := range strings.Split(value, ",") {
-		w = strings.TrimSpace(w)
-		switch {
-		case w == "":
-			continue
-		case !slices.Contains(profile.CheckLabels, w):
-			return nil, fmt.Errorf("--require %q: unknown check %q; checks are %s", value, w, strings.Join(profile.CheckLabels, ", "))
-		case !slices.Contains(out, w):
-			out = append(out, w)
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("--require %q names no check; leave the flag out for the default", value)
-	}
-	return out, nil
-}
-
+// testingT stands in for the *testing.T RunSpecs wants, since the suite runs
+// inside the etcdproof binary rather than under go test; it only remembers
+// whether Ginkgo failed the suite.
 type testingT struct{ failed bool }
 
 func (t *testingT) Fail() { t.failed = true }
@@ -220,109 +150,6 @@ func buildReport(ctx context.Context, o Options, env *framework.Env, s *specs.Su
 	return rep
 }
 
-// judgeSpecs turns Ginkgo's spec reports and what the specs recorded into
-// the checks' states, then judges the run.
-func judgeSpecs(rep *report.Report, rec *report.Recorder, gr types.Report, filter string, required []string, setupFailed bool) {
-	byLabel := map[string]types.SpecReport{}
-	for _, sr := range gr.SpecReports {
-		if sr.LeafNodeType != types.NodeTypeIt {
-			if sr.State.Is(types.SpecStateFailureStates) {
-				rep.SuiteFailures = append(rep.SuiteFailures, fmt.Sprintf("%s: %s", sr.LeafNodeType, sr.Failure.Message))
-			}
-			continue
-		}
-		for _, l := range sr.Labels() {
-			byLabel[l] = sr
-		}
-		if setupFailed && sr.Failure.FailureNodeType == types.NodeTypeBeforeAll && rep.SetupFailure == "" {
-			rep.SetupFailure = sr.Failure.Message
-		}
-	}
-	if setupFailed && rep.SetupFailure == "" {
-		rep.SetupFailure = "could not install or start the operator"
-	}
-	rep.SuiteFailures = append(rep.SuiteFailures, gr.SpecialSuiteFailureReasons...)
-	for _, name := range profile.CheckLabels {
-		c := rec.Check(name)
-		sr, ran := byLabel[name]
-		c.Required = slices.Contains(required, name)
-		c.Duration = report.Ms(sr.RunTime)
-		c.State, c.Failure, c.Incomplete, c.Skipped = checkState(c, sr, ran, Selected(filter, name), setupFailed)
-	}
-	rep.Checks = rec.Checks(profile.CheckLabels)
-	rep.Judge()
-}
-
-// checkState decides one check's state from its spec's outcome and what the
-// spec recorded (c.State is Incomplete or NotClaimed when a spec said so),
-// returning the state and its reasons. A check only passes when its spec
-// passed and nothing marked it incomplete.
-func checkState(c *report.Check, sr types.SpecReport, ran, selected, setupFailed bool) (state report.State, failure, incomplete, skipped string) {
-	marked, markedWhy := c.State, c.Incomplete
-	msg := sr.Failure.Message
-	switch {
-	case !selected:
-		return report.NotSelected, "", "", "not selected by --label-filter"
-	case !ran:
-		return report.Incomplete, "", "did not run: no spec carries this label", ""
-	case sr.State == types.SpecStatePassed && marked == report.Incomplete:
-		// Incomplete was called but the spec went on (a recovered Fail):
-		// what was not observed is still not observed.
-		return report.Incomplete, "", markedWhy, ""
-	case sr.State == types.SpecStatePassed:
-		return report.Passed, "", "", ""
-	case sr.State == types.SpecStateSkipped && marked == report.NotClaimed:
-		return report.NotClaimed, "", "", c.Skipped
-	case sr.State == types.SpecStateSkipped && setupFailed:
-		return report.Incomplete, "", "did not run: setup failed", ""
-	case sr.State == types.SpecStateSkipped && msg == "":
-		// Selected, but Ginkgo never ran it: interrupted or --timeout.
-		return report.Incomplete, "", "did not run: the run was interrupted or reached --timeout", ""
-	case sr.State == types.SpecStateSkipped && strings.HasPrefix(msg, "Spec skipped because"):
-		return report.Incomplete, "", "did not run: " + msg, ""
-	case sr.State == types.SpecStateSkipped:
-		// Skip() by the spec itself, on purpose (e.g. --skip-cleanup).
-		return report.Skipped, "", "", msg
-	case sr.State == types.SpecStatePending:
-		return report.Skipped, "", "", "pending"
-	case setupFailed && sr.Failure.FailureNodeType == types.NodeTypeBeforeAll:
-		return report.Incomplete, "", "setup failed: " + msg, ""
-	case sr.State.Is(types.SpecStateInterrupted | types.SpecStateAborted):
-		return report.Incomplete, "", "interrupted: " + msg, ""
-	case marked == report.Incomplete && onlyIncomplete(sr):
-		return report.Incomplete, "", markedWhy, ""
-	}
-	failure = msg
-	if sr.Failure.FailureNodeType != types.NodeTypeIt {
-		failure = fmt.Sprintf("%s in %s", msg, sr.Failure.FailureNodeType)
-	}
-	if marked == report.Incomplete {
-		// A real failure outweighs what could not be observed; keep both.
-		c.Notes = append(c.Notes, "also could not observe: "+markedWhy)
-	}
-	return report.Failed, failure, "", ""
-}
-
-// onlyIncomplete: every failure of the spec came from specs.Incomplete.
-func onlyIncomplete(sr types.SpecReport) bool {
-	if !strings.HasPrefix(sr.Failure.Message, specs.IncompletePrefix) {
-		return false
-	}
-	for _, f := range sr.AdditionalFailures {
-		if !strings.HasPrefix(f.Failure.Message, specs.IncompletePrefix) {
-			return false
-		}
-	}
-	return true
-}
-
-func environment(ctx context.Context, o Options, env *framework.Env) report.Environment {
-	e := report.Environment{Kubernetes: env.ServerVersion, Operator: env.Profile.Operator.Version, Suite: suiteVersion()}
-	e.Kind = kindVersion(env.Opts.Context)
-	e.Etcd = etcdVersions(env.Profile)
-	return e
-}
-
 func writeReports(dir string, rep *report.Report, gr types.Report) error {
 	errs := []error{
 		rep.WriteJSON(filepath.Join(dir, "report.json")),
@@ -332,26 +159,4 @@ func writeReports(dir string, rep *report.Report, gr types.Report) error {
 		errs = append(errs, reporters.GenerateJUnitReport(gr, filepath.Join(dir, "junit.xml")))
 	}
 	return errors.Join(errs...)
-}
-
-// etcdVersions are the releases a profile runs, oldest first.
-func etcdVersions(p *profile.Profile) []string {
-	var out []string
-	for _, v := range append([]string{p.Etcd.Initial}, p.UpgradeVersions()...) {
-		if v != "" && !slices.Contains(out, v) {
-			out = append(out, v)
-		}
-	}
-	slices.SortStableFunc(out, func(a, b string) int {
-		va, err := version.ParseGeneric(a)
-		if err != nil {
-			return strings.Compare(a, b)
-		}
-		c, err := va.Compare(b)
-		if err != nil {
-			return strings.Compare(a, b)
-		}
-		return c
-	})
-	return out
 }

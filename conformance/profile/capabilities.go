@@ -1,0 +1,75 @@
+package profile
+
+// Capabilities are the optional behaviours the operator claims. A check of a
+// capability the profile does not claim does not run and is reported as not
+// claimed, which keeps the run from passing while that check is required.
+type Capabilities struct {
+	ScaleUp               bool `json:"scaleUp"`
+	ScaleDown             bool `json:"scaleDown"`
+	DeadMemberReplacement bool `json:"deadMemberReplacement"`
+	Upgrade               bool `json:"upgrade"`
+	UpgradeChain          bool `json:"upgradeChain"`
+	// Kill: members whose etcd process is killed (SIGKILL) come back.
+	Kill bool `json:"kill"`
+	// QuorumLoss: the cluster serves again after a majority of its member
+	// pods is deleted at once. QuorumLossDurable claims that every
+	// acknowledged write survives (clusters created with .Durable, e.g. on
+	// claims); QuorumLossLossy only that it serves again, with the writes
+	// that survived counted in the report.
+	QuorumLoss QuorumLossClaim `json:"quorumLoss,omitempty"`
+	// OperatorCrash: the operator, killed again and again while it scales
+	// and upgrades a cluster, converges with no extra member or object.
+	OperatorCrash bool `json:"operatorCrash"`
+	// NodeLoss: a member whose node stops (its kind node container, on a
+	// cluster with a worker per member) is replaced on another node within
+	// budget, with quorum kept throughout.
+	NodeLoss bool `json:"nodeLoss"`
+	// Drain: each node holding a member can be drained (kubectl drain, on
+	// a cluster with a worker per member) with a quorum of healthy voters
+	// kept throughout, the evicted members replaced on the other nodes.
+	Drain bool `json:"drain"`
+	// OperatorUpgrade: the operator replaced by a newer build (the
+	// profile's upgradeOperator steps) restarts no member, and the new
+	// build takes over the running cluster.
+	OperatorUpgrade bool `json:"operatorUpgrade"`
+}
+
+// QuorumLossClaim is what a profile claims about quorum loss.
+type QuorumLossClaim string
+
+// The quorum-loss claims; "" claims nothing.
+const (
+	QuorumLossDurable QuorumLossClaim = "durable"
+	QuorumLossLossy   QuorumLossClaim = "lossy"
+)
+
+// Claims reports whether the profile claims the capability a fault check
+// needs (FaultChecks); the book's checks are claimed through the fields above.
+func (c Capabilities) Claims(check string) bool {
+	switch check {
+	case "kill":
+		return c.Kill
+	case "quorum-loss":
+		return c.QuorumLoss != ""
+	case "operator-crash":
+		return c.OperatorCrash
+	case "node-loss":
+		return c.NodeLoss
+	case "drain":
+		return c.Drain
+	case "operator-upgrade":
+		return c.OperatorUpgrade
+	}
+	return false
+}
+
+// CheckLabels are the Ginkgo labels of the checks, in run order (rbac and
+// cleanup last: they judge what the others made the operator do).
+var CheckLabels = []string{"create", "scale", "replace", "kill", "quorum-loss", "node-loss", "drain", "operator-crash", "operator-upgrade", "upgrade", "rbac", "cleanup"}
+
+// BookChecks are the six checks of the book, required unless --require says
+// otherwise; FaultChecks are required when the profile claims them.
+var (
+	BookChecks  = []string{"create", "scale", "replace", "upgrade", "rbac", "cleanup"}
+	FaultChecks = []string{"kill", "quorum-loss", "node-loss", "drain", "operator-crash", "operator-upgrade"}
+)

@@ -1,0 +1,85 @@
+package report
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Markdown renders the summary.
+func (rep *Report) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# etcdproof: %s — %s\n\n", rep.Profile, rep.Verdict)
+	fmt.Fprintf(&b, "**%s**\n\n", mdText(rep.VerdictLine))
+	e := rep.Environment
+	fmt.Fprintf(&b, "Kubernetes %s, kind %s, etcd %s, operator %s, suite %s. Run %s, %.0f s.\n\n",
+		orDash(e.Kubernetes), orDash(e.Kind), orDash(strings.Join(e.Etcd, " → ")), orDash(e.Operator), orDash(e.Suite), rep.Started.UTC().Format(time.RFC3339), float64(rep.Duration)/1000)
+	if u := rep.Operator; u != nil && u.Samples > 0 {
+		fmt.Fprintf(&b, "Operator memory: peak RSS %.1f MiB, peak working set %.1f MiB (%d samples).\n\n",
+			MiB(u.PeakRSSBytes), MiB(u.PeakWorkingSetBytes), u.Samples)
+	}
+	b.WriteString("| check | result | time | details |\n|---|---|---|---|\n")
+	for _, c := range rep.Checks {
+		result := c.State.Label()
+		if c.State == Failed || c.State == Incomplete {
+			result = "**" + result + "**"
+		}
+		if c.Required && (c.State == NotClaimed || c.State == NotSelected || c.State == Skipped) {
+			// The reason the run cannot pass.
+			result = "**" + result + " (required)**"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %.1f s | %s |\n", c.Name, result, float64(c.Duration)/1000, oneLine(c.Reason()))
+	}
+	for _, c := range rep.Checks {
+		if len(c.Timings) == 0 && len(c.Traffic) == 0 && len(c.Notes) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n## %s\n\n", c.Name)
+		for _, k := range slices.Sorted(maps.Keys(c.Timings)) {
+			budget := ""
+			if bgt, ok := c.Budgets[k]; ok {
+				budget = fmt.Sprintf(" (budget %.1f s)", float64(bgt)/1000)
+			}
+			fmt.Fprintf(&b, "- %s: %.2f s%s\n", k, float64(c.Timings[k])/1000, budget)
+		}
+		for _, k := range slices.Sorted(maps.Keys(c.Traffic)) {
+			t := c.Traffic[k]
+			fmt.Fprintf(&b, "- traffic during %s: %s, %d ops, failed puts %d, failed gets %d (definite %d, indeterminate %d, %d after one retry), lost writes %d, longest write gap %.2f s, p50 %.1f ms, p99 %.1f ms\n",
+				k, t.Linearizability, t.Operations, t.FailedPuts, t.FailedGets, t.DefiniteFailures, t.IndeterminateFailures, t.FailuresAfterRetry,
+				t.LostWrites, float64(t.LongestWriteGap)/1000, float64(t.LatencyP50), float64(t.LatencyP99))
+			if t.Visualization != "" {
+				fmt.Fprintf(&b, "  - visualization: %s\n", t.Visualization)
+			}
+		}
+		for _, n := range c.Notes {
+			fmt.Fprintf(&b, "- %s\n", n)
+		}
+	}
+	return b.String()
+}
+
+// MiB converts bytes to mebibytes.
+func MiB(b uint64) float64 { return float64(b) / (1 << 20) }
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// mdText keeps Markdown from reading emphasis into a line of text.
+func mdText(s string) string {
+	return strings.NewReplacer("*", "\\*", "_", "\\_", "`", "\\`").Replace(s)
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	s = strings.ReplaceAll(s, "|", "\\|")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}

@@ -1,0 +1,109 @@
+package runner
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/etcdproof/etcdproof/conformance/profile"
+	"github.com/etcdproof/etcdproof/conformance/report"
+	"github.com/etcdproof/etcdproof/conformance/specs"
+)
+
+// judgeSpecs turns Ginkgo's spec reports and what the specs recorded into
+// the checks' states, then judges the run.
+func judgeSpecs(rep *report.Report, rec *report.Recorder, gr types.Report, filter string, required []string, setupFailed bool) {
+	byLabel := map[string]types.SpecReport{}
+	for _, sr := range gr.SpecReports {
+		if sr.LeafNodeType != types.NodeTypeIt {
+			if sr.State.Is(types.SpecStateFailureStates) {
+				rep.SuiteFailures = append(rep.SuiteFailures, fmt.Sprintf("%s: %s", sr.LeafNodeType, sr.Failure.Message))
+			}
+			continue
+		}
+		for _, l := range sr.Labels() {
+			byLabel[l] = sr
+		}
+		if setupFailed && sr.Failure.FailureNodeType == types.NodeTypeBeforeAll && rep.SetupFailure == "" {
+			rep.SetupFailure = sr.Failure.Message
+		}
+	}
+	if setupFailed && rep.SetupFailure == "" {
+		rep.SetupFailure = "could not install or start the operator"
+	}
+	rep.SuiteFailures = append(rep.SuiteFailures, gr.SpecialSuiteFailureReasons...)
+	for _, name := range profile.CheckLabels {
+		c := rec.Check(name)
+		sr, ran := byLabel[name]
+		c.Required = slices.Contains(required, name)
+		c.Duration = report.Ms(sr.RunTime)
+		c.State, c.Failure, c.Incomplete, c.Skipped = checkState(c, sr, ran, Selected(filter, name), setupFailed)
+	}
+	rep.Checks = rec.Checks(profile.CheckLabels)
+	rep.Judge()
+}
+
+// checkState decides one check's state from its spec's outcome and what the
+// spec recorded (c.State is Incomplete or NotClaimed when a spec said so),
+// returning the state and its reasons. A check only passes when its spec
+// passed and nothing marked it incomplete.
+func checkState(c *report.Check, sr types.SpecReport, ran, selected, setupFailed bool) (state report.State, failure, incomplete, skipped string) {
+	marked, markedWhy := c.State, c.Incomplete
+	msg := sr.Failure.Message
+	switch {
+	case !selected:
+		return report.NotSelected, "", "", "not selected by --label-filter"
+	case !ran:
+		return report.Incomplete, "", "did not run: no spec carries this label", ""
+	case sr.State == types.SpecStatePassed && marked == report.Incomplete:
+		// Incomplete was called but the spec went on (a recovered Fail):
+		// what was not observed is still not observed.
+		return report.Incomplete, "", markedWhy, ""
+	case sr.State == types.SpecStatePassed:
+		return report.Passed, "", "", ""
+	case sr.State == types.SpecStateSkipped && marked == report.NotClaimed:
+		return report.NotClaimed, "", "", c.Skipped
+	case sr.State == types.SpecStateSkipped && setupFailed:
+		return report.Incomplete, "", "did not run: setup failed", ""
+	case sr.State == types.SpecStateSkipped && msg == "":
+		// Selected, but Ginkgo never ran it: interrupted or --timeout.
+		return report.Incomplete, "", "did not run: the run was interrupted or reached --timeout", ""
+	case sr.State == types.SpecStateSkipped && strings.HasPrefix(msg, "Spec skipped because"):
+		return report.Incomplete, "", "did not run: " + msg, ""
+	case sr.State == types.SpecStateSkipped:
+		// Skip() by the spec itself, on purpose (e.g. --skip-cleanup).
+		return report.Skipped, "", "", msg
+	case sr.State == types.SpecStatePending:
+		return report.Skipped, "", "", "pending"
+	case setupFailed && sr.Failure.FailureNodeType == types.NodeTypeBeforeAll:
+		return report.Incomplete, "", "setup failed: " + msg, ""
+	case sr.State.Is(types.SpecStateInterrupted | types.SpecStateAborted):
+		return report.Incomplete, "", "interrupted: " + msg, ""
+	case marked == report.Incomplete && onlyIncomplete(sr):
+		return report.Incomplete, "", markedWhy, ""
+	}
+	failure = msg
+	if sr.Failure.FailureNodeType != types.NodeTypeIt {
+		failure = fmt.Sprintf("%s in %s", msg, sr.Failure.FailureNodeType)
+	}
+	if marked == report.Incomplete {
+		// A real failure outweighs what could not be observed; keep both.
+		c.Notes = append(c.Notes, "also could not observe: "+markedWhy)
+	}
+	return report.Failed, failure, "", ""
+}
+
+// onlyIncomplete: every failure of the spec came from specs.Incomplete.
+func onlyIncomplete(sr types.SpecReport) bool {
+	if !strings.HasPrefix(sr.Failure.Message, specs.IncompletePrefix) {
+		return false
+	}
+	for _, f := range sr.AdditionalFailures {
+		if !strings.HasPrefix(f.Failure.Message, specs.IncompletePrefix) {
+			return false
+		}
+	}
+	return true
+}
