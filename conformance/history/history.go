@@ -44,6 +44,10 @@ type Operation struct {
 	Retry bool `json:"retry,omitempty"`
 	// Final marks the reads done after traffic stopped, to find lost writes.
 	Final bool `json:"final,omitempty"`
+	// Term is the raft term in the header of a successful response: the
+	// term of the member that answered. Leader changes show in the
+	// history as the first answer with a higher term.
+	Term uint64 `json:"term,omitempty"`
 }
 
 // ErrorClass sorts failed requests by what the client can know about

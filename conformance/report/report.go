@@ -84,10 +84,12 @@ type Traffic struct {
 	FailedGets      int                      `json:"failedGets"`
 	// DefiniteFailures were not applied; IndeterminateFailures may have
 	// been. FailuresAfterRetry is what a client retrying definite failures
-	// once would have seen fail.
+	// once would have seen fail, leaving out the DuringLeaderChange
+	// indeterminate failures, which etcd causes whatever the operator does.
 	DefiniteFailures      int `json:"definiteFailures"`
 	IndeterminateFailures int `json:"indeterminateFailures"`
 	FailuresAfterRetry    int `json:"failuresAfterRetry"`
+	DuringLeaderChange    int `json:"duringLeaderChange"`
 	// PrunedPuts are failed puts left out of the linearizability check.
 	PrunedPuts int `json:"prunedPuts"`
 	LostWrites int `json:"lostWrites"`

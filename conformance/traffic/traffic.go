@@ -212,11 +212,17 @@ func (c client) do(op history.Operation, timeout time.Duration) history.Operatio
 	op.Call = c.rec.now()
 	var err error
 	if op.Kind == history.Put {
-		_, err = c.cli.Put(ctx, op.Key, op.Value)
+		var resp *clientv3.PutResponse
+		if resp, err = c.cli.Put(ctx, op.Key, op.Value); err == nil {
+			op.Term = resp.Header.GetRaftTerm()
+		}
 	} else {
 		var resp *clientv3.GetResponse
-		if resp, err = c.cli.Get(ctx, op.Key); err == nil && len(resp.Kvs) > 0 {
-			op.Found, op.Value = true, string(resp.Kvs[0].Value)
+		if resp, err = c.cli.Get(ctx, op.Key); err == nil {
+			op.Term = resp.Header.GetRaftTerm()
+			if len(resp.Kvs) > 0 {
+				op.Found, op.Value = true, string(resp.Kvs[0].Value)
+			}
 		}
 	}
 	op.Return = c.rec.now()

@@ -97,6 +97,24 @@ func TestTrafficThroughLeaderLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := rec.History()
+	// Each answer carries its raft term, and the new leader's is higher:
+	// that is how validation tells a leader change apart.
+	var first, last uint64
+	for _, op := range h.Operations {
+		if !op.Succeeded() || op.Final {
+			continue
+		}
+		if op.Term == 0 {
+			t.Fatalf("successful %s at %d has no raft term", op.Kind, op.Return)
+		}
+		if first == 0 {
+			first = op.Term
+		}
+		last = op.Term
+	}
+	if last <= first {
+		t.Errorf("raft term went from %d to %d across the leader's crash, want it higher", first, last)
+	}
 	r := validate.Validate(h, validate.Options{Timeout: time.Minute, ClientErrors: validate.AllowClientErrors})
 	if !r.Passed() || r.Linearizability != validate.Linearizable {
 		t.Fatalf("history of %d operations: %s, failures %q", len(h.Operations), r.Linearizability, r.Failures)

@@ -19,7 +19,8 @@ const (
 	// that retries a definite failure once would have seen: the traffic
 	// client does exactly that, so a definite failure followed by a
 	// successful retry is forgiven, and every other failure (an
-	// indeterminate one, a failed retry) counts.
+	// indeterminate one, a failed retry) counts, except an indeterminate
+	// one during a leader change (see duringLeaderChange).
 	NoErrorsAfterRetry ClientErrors = "after-retry"
 	// AllowClientErrors keeps failed requests out of the verdict. For
 	// phases where the suite itself kills a member: requests in flight on
@@ -50,9 +51,12 @@ func describeError(op history.Operation) string {
 // failuresAfterRetry counts the failed requests (final reads aside) that an
 // application retrying a definite failure once would have seen: all of
 // them except a definite failure the client retried, whose retry is
-// counted instead. The traffic client retries right away, so the retry is
-// the same client's next operation.
-func failuresAfterRetry(h history.History) (int, history.Operation) {
+// counted instead, and an indeterminate failure during a leader change
+// (see duringLeaderChange), which etcd causes whatever the operator does.
+// The traffic client retries right away, so the retry is the same client's
+// next operation. It also returns how many failures a leader change
+// excused.
+func failuresAfterRetry(h history.History) (n int, first history.Operation, duringChange int) {
 	retried := map[int]bool{} // index of a definite failure that was retried
 	prev := map[int]int{}     // client -> index of its previous operation
 	for i, op := range h.Operations {
@@ -66,9 +70,13 @@ func failuresAfterRetry(h history.History) (int, history.Operation) {
 		}
 		prev[op.Client] = i
 	}
-	n, first := 0, history.Operation{}
+	changes := leaderChanges(h)
 	for i, op := range h.Operations {
 		if op.Final || op.Succeeded() || retried[i] {
+			continue
+		}
+		if duringLeaderChange(op, changes) {
+			duringChange++
 			continue
 		}
 		if n == 0 {
@@ -76,5 +84,5 @@ func failuresAfterRetry(h history.History) (int, history.Operation) {
 		}
 		n++
 	}
-	return n, first
+	return n, first, duringChange
 }

@@ -23,6 +23,11 @@ type Stats struct {
 	// FailuresAfterRetry is what an application that retries a definite
 	// failure once would have seen fail (see NoErrorsAfterRetry).
 	FailuresAfterRetry int `json:"failuresAfterRetry"`
+	// DuringLeaderChange is the number of indeterminate failures during a
+	// leader change, which FailuresAfterRetry leaves out (etcd drops
+	// proposals forwarded to a leader that steps down; see
+	// duringLeaderChange).
+	DuringLeaderChange int `json:"duringLeaderChange"`
 	// PrunedPuts is the number of failed puts left out of the
 	// linearizability check: the definite ones and the indeterminate ones
 	// whose value no read observed (see model.Operations).
@@ -77,7 +82,7 @@ func ComputeStats(h history.History) Stats {
 			}
 		}
 	}
-	s.FailuresAfterRetry, _ = failuresAfterRetry(h)
+	s.FailuresAfterRetry, _, s.DuringLeaderChange = failuresAfterRetry(h)
 	if start < 0 {
 		return s
 	}
