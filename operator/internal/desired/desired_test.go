@@ -132,11 +132,35 @@ func TestMemberPod(t *testing.T) {
 				if p.Labels["team"] != "a" || p.Labels["app"] != "etcd" || p.Spec.NodeSelector["disk"] != "ssd" {
 					t.Errorf("labels %v nodeSelector %v", p.Labels, p.Spec.NodeSelector)
 				}
-				if p.Spec.Affinity == nil || p.Spec.Affinity.PodAntiAffinity == nil {
-					t.Errorf("antiAffinity not applied")
+				if a := p.Spec.Affinity; a == nil || a.PodAntiAffinity == nil || len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) != 1 {
+					t.Errorf("antiAffinity not applied as one member per node: %+v", a)
 				}
 				if p.Spec.Containers[0].Image != "registry.local/etcd:v3.5.21" || len(p.Spec.Containers[0].Env) != 1 {
 					t.Errorf("image %q env %v", p.Spec.Containers[0].Image, p.Spec.Containers[0].Env)
+				}
+			}},
+		{"with no affinity asked for, members prefer nodes without another member",
+			nil,
+			Member{Name: "example-a", Version: "3.5.21"},
+			func(t *testing.T, p *corev1.Pod) {
+				a := p.Spec.Affinity
+				if a == nil || a.PodAntiAffinity == nil || len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) != 0 ||
+					len(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) != 1 {
+					t.Fatalf("affinity %+v, want only a preferred anti-affinity", a)
+				}
+				term := a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0].PodAffinityTerm
+				if term.TopologyKey != corev1.LabelHostname || term.LabelSelector.MatchLabels["etcd_cluster"] != "example" {
+					t.Errorf("term %+v, want the cluster's members spread by host name", term)
+				}
+			}},
+		{"a user's affinity replaces the spreading",
+			func(c *etcdv1beta2.EtcdCluster) {
+				c.Spec.Pod = &etcdv1beta2.PodPolicy{Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{}}}
+			},
+			Member{Name: "example-a", Version: "3.5.21"},
+			func(t *testing.T, p *corev1.Pod) {
+				if a := p.Spec.Affinity; a == nil || a.NodeAffinity == nil || a.PodAntiAffinity != nil {
+					t.Errorf("affinity %+v, want the user's", a)
 				}
 			}},
 		{"pvc spec gives the member a claim named after it",

@@ -212,18 +212,29 @@ func dataVolume(c *etcdv1beta2.EtcdCluster, member string) corev1.Volume {
 	return corev1.Volume{Name: DataVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}
 }
 
+// affinity is the user's affinity if given; else, with antiAffinity, one
+// member per node at most (coreos v0.9.4's meaning); else members are
+// spread over nodes where the scheduler can (coreos set nothing here). Two
+// members on one node mean a node lost or drained takes two of them at
+// once, and after every replacement the scheduler would otherwise place
+// the new member wherever it fits, often next to another one. A
+// preference never keeps a pod from being scheduled, so a cluster with
+// fewer nodes than members still runs.
 func affinity(c *etcdv1beta2.EtcdCluster, policy *etcdv1beta2.PodPolicy) *corev1.Affinity {
 	if policy.Affinity != nil {
 		return policy.Affinity
 	}
-	if !policy.AntiAffinity {
-		return nil
+	oneNodePerMember := corev1.PodAffinityTerm{
+		LabelSelector: &metav1.LabelSelector{MatchLabels: Selector(c.Name)},
+		TopologyKey:   corev1.LabelHostname,
+	}
+	if policy.AntiAffinity {
+		return &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{oneNodePerMember},
+		}}
 	}
 	return &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
-		RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
-			LabelSelector: &metav1.LabelSelector{MatchLabels: Selector(c.Name)},
-			TopologyKey:   "kubernetes.io/hostname",
-		}},
+		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 100, PodAffinityTerm: oneNodePerMember}},
 	}}
 }
 

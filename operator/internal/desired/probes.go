@@ -35,8 +35,6 @@ const (
 	// here); from 3.5.19 and in 3.6+ it also fails on every learner
 	// (non_learner).
 	PathReadyz = "/readyz"
-	// PathReadyzLearners is PathReadyz without the learner check.
-	PathReadyzLearners = "/readyz?exclude=non_learner"
 	// PathMetrics answers while the process serves HTTP; it checks nothing
 	// of etcd's. Only 3.4 members are probed on it (see HealthPathsFor).
 	PathMetrics = "/metrics"
@@ -49,8 +47,12 @@ type HealthPaths struct {
 	// off is not restarted for that. Startup and liveness probes use it.
 	Alive string
 	// Ready answers once the member serves linearizable reads: it knows a
-	// leader and its read index is confirmed and applied. Learners pass too,
-	// as soon as they have caught up; the operator promotes them after that.
+	// leader and its read index is confirmed and applied. From 3.5.19 and in
+	// 3.6+ a learner is never ready: a PodDisruptionBudget counts ready pods,
+	// and a learner's pod counted as ready let a drain evict a voter while
+	// the cluster had only two (the drain check's finding). The operator
+	// promotes learners on etcd's own status, not on pod readiness, and the
+	// peer Service publishes not-ready addresses, so learners still catch up.
 	Ready string
 }
 
@@ -60,7 +62,6 @@ var healthPathsSince = []struct {
 	since *version.Version
 	paths HealthPaths
 }{
-	{version.MustParseGeneric("3.5.19"), HealthPaths{Alive: PathLivez, Ready: PathReadyzLearners}},
 	{version.MustParseGeneric("3.5.11"), HealthPaths{Alive: PathLivez, Ready: PathReadyz}},
 	{version.MustParseGeneric("3.5.3"), HealthPaths{Alive: PathHealthSerializable, Ready: PathHealth}},
 	{version.MustParseGeneric("3.5.0"), HealthPaths{Alive: PathHealth, Ready: PathHealth}},

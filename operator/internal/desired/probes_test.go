@@ -34,11 +34,11 @@ func TestMemberPodNeedsNoShell(t *testing.T) {
 		{"3.5.10", "/health?serializable=true", "/health"},
 		{"3.5.11", "/livez", "/readyz"},
 		{"3.5.18", "/livez", "/readyz"},
-		{"3.5.19", "/livez", "/readyz?exclude=non_learner"},
-		{"3.5.21", "/livez", "/readyz?exclude=non_learner"},
-		{"3.6.0-rc.1", "/livez", "/readyz?exclude=non_learner"},
-		{"3.6.16", "/livez", "/readyz?exclude=non_learner"},
-		{"3.7.3", "/livez", "/readyz?exclude=non_learner"},
+		{"3.5.19", "/livez", "/readyz"},
+		{"3.5.21", "/livez", "/readyz"},
+		{"3.6.0-rc.1", "/livez", "/readyz"},
+		{"3.6.16", "/livez", "/readyz"},
+		{"3.7.3", "/livez", "/readyz"},
 		{"not-a-version", "/health", "/health"},
 	}
 	for _, tt := range tests {
