@@ -13,9 +13,34 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 
 	"github.com/etcdproof/etcdproof/conformance/history"
 )
+
+// Each logical client behaves as a well-configured etcd client of its
+// own, so that what the checks measure is the cluster, not a connection
+// the client never gave up. Clients reach a cluster through its client
+// Service: one address, so one connection per client. When the member
+// behind a connection dies with its node, nothing closes it: with no
+// keepalive every request waits on it for its deadline, for minutes, and a
+// redial that the Service sends to the dead member again waits gRPC's
+// default 20 s connect timeout. The node-loss check once failed the
+// reference on a 22.9 s write gap that was exactly this, with all eight
+// clients on one connection.
+const (
+	// keepAliveTime is gRPC's floor for a client (it raises anything
+	// lower to 10 s); etcd's own floor is 5 s (--grpc-keepalive-min-time).
+	keepAliveTime = 10 * time.Second
+	// keepAliveTimeout leaves a slow but live member time to answer a ping.
+	keepAliveTimeout = 2 * time.Second
+	// connectTimeout bounds one connection attempt.
+	connectTimeout = 2 * time.Second
+)
+
+// reconnectBackoff redials at once and soon again: the next attempt
+// through a Service may reach a live member.
+var reconnectBackoff = backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second}
 
 // Config shapes the load.
 type Config struct {
@@ -116,30 +141,54 @@ func Run(ctx context.Context, cfg Config, rec *Recorder) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	cli, err := clientv3.New(clientv3.Config{
-		Endpoints:   cfg.Endpoints,
-		DialTimeout: cfg.RequestTimeout,
-		DialOptions: []grpc.DialOption{grpc.WithStatsHandler(sentTracker{})},
-		Logger:      zap.NewNop(),
-	})
-	if err != nil {
-		return fmt.Errorf("etcd client: %w", err)
+	// One connection per logical client, as separate application
+	// instances have: a connection stuck on a member that died leaves
+	// the others writing, so the write gap measures the cluster.
+	clis := make([]*clientv3.Client, cfg.Clients+1)
+	defer func() {
+		for _, cli := range clis {
+			if cli != nil {
+				_ = cli.Close()
+			}
+		}
+	}()
+	for i := range clis {
+		cli, err := newEtcdClient(cfg)
+		if err != nil {
+			return fmt.Errorf("etcd client: %w", err)
+		}
+		clis[i] = cli
 	}
-	defer func() { _ = cli.Close() }()
 
 	interval := time.Duration(int64(time.Second) * int64(cfg.Clients) / int64(cfg.Rate))
 	var wg sync.WaitGroup
 	for id := range cfg.Clients {
-		c := client{cli: cli, cfg: cfg, rec: rec, id: id}
+		c := client{cli: clis[id], cfg: cfg, rec: rec, id: id}
 		wg.Go(func() { c.run(ctx, interval) })
 	}
 	wg.Wait()
+	// The final reads share a connection of their own, made before any
+	// fault: it may be the one stuck, and they retry for that.
 	for i := range cfg.Keys {
-		c := client{cli: cli, cfg: cfg, rec: rec, id: cfg.Clients + i}
+		c := client{cli: clis[cfg.Clients], cfg: cfg, rec: rec, id: cfg.Clients + i}
 		wg.Go(func() { c.finalRead(key(cfg, i)) })
 	}
 	wg.Wait()
 	return nil
+}
+
+func newEtcdClient(cfg Config) (*clientv3.Client, error) {
+	return clientv3.New(clientv3.Config{
+		Endpoints:            cfg.Endpoints,
+		DialTimeout:          cfg.RequestTimeout,
+		DialKeepAliveTime:    keepAliveTime,
+		DialKeepAliveTimeout: keepAliveTimeout,
+		DialOptions: []grpc.DialOption{
+			grpc.WithStatsHandler(sentTracker{}),
+			grpc.WithConnectParams(grpc.ConnectParams{Backoff: reconnectBackoff, MinConnectTimeout: connectTimeout}),
+		},
+		Logger: zap.NewNop(),
+	})
 }
 
 func key(cfg Config, i int) string { return fmt.Sprintf("%sk%d", cfg.KeyPrefix, i) }
