@@ -202,5 +202,5 @@ bench: e2e-substrate ## Time RESULTS_PROFILES over BENCH_RUNS rounds on one clus
 	$(E2E_ENV) scripts/run-conformance.sh bench --runs $(BENCH_RUNS) --report-dir $(REPORT_DIR)/bench $(E2E_FLAGS) $(RESULTS_PROFILES)
 
 .PHONY: e2e-selftest
-e2e-selftest: e2e-substrate ## Prove each known-bad profile (selftest-*.yaml) fails its intended check.
+e2e-selftest: e2e-substrate ## Prove each known-bad profile (selftest-*.yaml) fails its intended checks, one run per check (node-loss and drain: e2e-nodes-selftest).
 	$(E2E_ENV) scripts/run-conformance.sh selftest --report-dir $(REPORT_DIR)/selftest $(E2E_FILTER_FLAG) $(E2E_FLAGS)

@@ -63,6 +63,34 @@ func (c Capabilities) Claims(check string) bool {
 	return false
 }
 
+// capabilityOf names the capability a check runs under, as its spec asks
+// for it, and whether the profile claims it; "" for the checks every
+// profile runs (create, rbac, cleanup). A check whose capability is not
+// claimed is reported not claimed, never failed.
+func (c Capabilities) capabilityOf(check string) (name string, claimed bool) {
+	switch check {
+	case "scale":
+		return "scaleUp", c.ScaleUp
+	case "replace":
+		return "deadMemberReplacement", c.DeadMemberReplacement
+	case "upgrade":
+		return "upgrade", c.Upgrade
+	case "kill":
+		return "kill", c.Kill
+	case "quorum-loss":
+		return "quorumLoss", c.QuorumLoss != ""
+	case "node-loss":
+		return "nodeLoss", c.NodeLoss
+	case "drain":
+		return "drain", c.Drain
+	case "operator-crash":
+		return "operatorCrash", c.OperatorCrash
+	case "operator-upgrade":
+		return "operatorUpgrade", c.OperatorUpgrade
+	}
+	return "", true
+}
+
 // CheckLabels are the Ginkgo labels of the checks, in run order (rbac and
 // cleanup last: they judge what the others made the operator do).
 var CheckLabels = []string{"create", "scale", "replace", "kill", "quorum-loss", "node-loss", "drain", "operator-crash", "operator-upgrade", "upgrade", "rbac", "cleanup"}

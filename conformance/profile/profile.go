@@ -40,9 +40,10 @@ type Profile struct {
 	Cleanup Cleanup `json:"cleanup,omitempty"`
 	// RBAC is what the rbac check judges besides the installed grant.
 	RBAC RBAC `json:"rbac,omitempty"`
-	// Selftest, set only in known-bad profiles, says which check must fail
-	// and what its failure message must mention.
-	Selftest *Expectation `json:"selftest,omitempty"`
+	// Selftest, set only in known-bad profiles, says which checks must fail
+	// and what each failure message must mention: one expectation or a
+	// list, each proven by a run of its own limited to its check.
+	Selftest Expectations `json:"selftest,omitempty"`
 
 	// dir is the directory of the profile file; relative paths in steps
 	// resolve against it.

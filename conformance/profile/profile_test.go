@@ -229,7 +229,7 @@ func TestUpgradeVersionsMustMoveOneMinorAtATime(t *testing.T) {
 }
 
 func TestUnreadableAuditLogOnlyMeansSomethingToRBAC(t *testing.T) {
-	p := &Profile{Selftest: &Expectation{Check: "create", Reason: "x", State: ExpectIncomplete, AuditLog: AuditLogUnreadable}}
+	p := &Profile{Selftest: Expectations{{Check: "create", Reason: "x", State: ExpectIncomplete, AuditLog: AuditLogUnreadable}}}
 	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), `selftest.auditLog: only the rbac check reads the audit log, and selftest.check is "create"`) {
 		t.Errorf("error = %v", err)
 	}
@@ -293,6 +293,105 @@ func TestUpgradeOperatorStepsAreRequiredWhenClaimed(t *testing.T) {
 			t.Errorf("%s: loaded", tc.name)
 		case tc.want != "" && !strings.Contains(err.Error(), tc.want):
 			t.Errorf("%s: error does not mention %q:\n%v", tc.name, tc.want, err)
+		}
+	}
+}
+
+// A selftest section is one expectation (the form every profile had) or a
+// list of them, each proven by a run of its own; a bad one is named by
+// its place in the list.
+func TestSelftestIsOneExpectationOrAList(t *testing.T) {
+	base, err := os.ReadFile("../profiles/selftest-upgrade-all-at-once.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// It claims upgrade and operatorCrash, not kill or nodeLoss.
+	body := string(base)
+	body = body[:strings.Index(body, "\nselftest:")] + "\n"
+	for _, tc := range []struct {
+		name, selftest string
+		checks         []string // the checks of a profile that loads
+		want           []string // what the error names
+	}{
+		{name: "one expectation", selftest: "{check: upgrade, reason: member unreachable}", checks: []string{"upgrade"}},
+		{name: "a list", selftest: "[{check: upgrade, reason: a}, {check: operator-crash, reason: b}, {check: rbac, reason: c, state: incomplete, auditLog: unreadable}]",
+			checks: []string{"upgrade", "operator-crash", "rbac"}},
+		{name: "a list of one", selftest: "[{check: upgrade, reason: a}]", checks: []string{"upgrade"}},
+		{name: "no section", selftest: "null"},
+		{name: "an empty list", selftest: "[]", want: []string{"selftest: the list is empty"}},
+		{name: "a word", selftest: "upgrade", want: []string{"selftest: want one expectation {check, reason[, state, auditLog]} or a list of them"}},
+		{name: "an unknown field in the list", selftest: "[{check: upgrade, reason: a}, {check: operator-crash, reasons: b}]",
+			want: []string{"selftest: want one expectation", `unknown field "reasons"`}},
+		{name: "an unknown field alone", selftest: "{check: upgrade, because: a}", want: []string{`unknown field "because"`}},
+		{name: "a bad entry", selftest: "[{check: upgrade, reason: a}, {check: speed, state: passed}]",
+			want: []string{`selftest[1].check: "speed" is not one of`, "selftest[1].reason: required", `selftest[1].state: "passed" is not one of`}},
+		{name: "a check twice", selftest: "[{check: upgrade, reason: a}, {check: upgrade, reason: b}]",
+			want: []string{"selftest[1].check: upgrade is listed twice"}},
+		{name: "a check the profile does not claim", selftest: "[{check: upgrade, reason: a}, {check: node-loss, reason: b}]",
+			want: []string{"selftest[1].check: node-loss runs only when the profile claims capabilities.nodeLoss"}},
+		{name: "one check it does not claim", selftest: "{check: kill, reason: b}",
+			want: []string{"selftest.check: kill runs only when the profile claims capabilities.kill"}},
+		{name: "the audit log of another check", selftest: "[{check: upgrade, reason: a}, {check: create, reason: b, auditLog: unreadable}]",
+			want: []string{`selftest[1].auditLog: only the rbac check reads the audit log, and selftest[1].check is "create"`}},
+	} {
+		p, err := Load(write(t, body+"selftest: "+tc.selftest+"\n"))
+		if len(tc.want) > 0 {
+			if err == nil {
+				t.Errorf("%s: loaded", tc.name)
+				continue
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%s: error does not mention %q:\n%v", tc.name, w, err)
+				}
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		var checks []string
+		for _, x := range p.Selftest {
+			checks = append(checks, x.Check)
+		}
+		if strings.Join(checks, ",") != strings.Join(tc.checks, ",") {
+			t.Errorf("%s: checks %v, want %v", tc.name, checks, tc.checks)
+		}
+	}
+}
+
+// The shipped known-bad profiles: each fault check added to the self-test
+// is proven by the variant meant for it, and every expectation can run.
+func TestShippedSelftestsNameTheirChecks(t *testing.T) {
+	want := map[string][]string{
+		"selftest-upgrade-all-at-once":    {"upgrade", "operator-crash"},
+		"selftest-no-dead-member-removal": {"replace", "node-loss"},
+	}
+	files, err := filepath.Glob("../profiles/selftest-*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("selftest profiles: %v %v", files, err)
+	}
+	for _, f := range files {
+		p, err := Load(f)
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		if len(p.Selftest) == 0 {
+			t.Errorf("%s: no selftest section", f)
+			continue
+		}
+		checks, ok := want[p.Name]
+		if !ok {
+			continue
+		}
+		var got []string
+		for _, x := range p.Selftest {
+			got = append(got, x.Check)
+		}
+		if strings.Join(got, ",") != strings.Join(checks, ",") {
+			t.Errorf("%s: selftest checks %v, want %v", p.Name, got, checks)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,17 +16,19 @@ import (
 	"github.com/etcdproof/etcdproof/conformance/runner"
 )
 
-// selftestCmd runs `etcdproof run` once per known-bad profile, limited to
-// the check it must fail, and proves it failed (or, for inputs the suite
-// must not judge, was INCOMPLETE) for the stated reason. Ginkgo runs one
-// suite per process, so each profile gets its own process.
+// selftestCmd runs `etcdproof run` once per expectation of each known-bad
+// profile, limited to the check it names, and proves that check failed (or,
+// for inputs the suite must not judge, was INCOMPLETE) for the stated
+// reason. Ginkgo runs one suite per process, so each run gets its own
+// process, and its own report folder: <report-dir>/<profile>/<check>.
 func selftestCmd(ctx context.Context, args []string) int {
 	fs := flag.NewFlagSet("selftest", flag.ContinueOnError)
 	var f runFlags
 	f.register(fs)
 	var reportDir, filter string
-	fs.StringVar(&reportDir, "report-dir", "_report/selftest", "one sub-folder per profile")
-	fs.StringVar(&filter, "label-filter", "", "run only the profiles whose selftest check this Ginkgo label filter selects\n(node-loss and drain need a cluster with a worker per member)")
+	fs.StringVar(&reportDir, "report-dir", "_report/selftest", "one sub-folder per profile and check: <report-dir>/<profile>/<check>")
+	fs.StringVar(&filter, "label-filter", "", "run only the expectations whose check this Ginkgo label filter selects\n(node-loss and drain need a cluster with a worker per member)")
+	dryRun := fs.Bool("dry-run", false, "load the profiles and list the runs without starting any (no cluster needed);\nexits 1 if a profile does not load or has no selftest section, as a real run would")
 	if err := fs.Parse(args); err != nil {
 		return runner.ExitCouldNot
 	}
@@ -42,47 +45,44 @@ func selftestCmd(ctx context.Context, args []string) int {
 			return runner.ExitCouldNot
 		}
 	}
+	runs, failures := planSelftest(profiles, filter, reportDir, os.Stdout)
+	if *dryRun {
+		for _, r := range runs {
+			fmt.Printf("== selftest %s: %s must end %s with %q; report in %s\n", r.profile, r.x.Check, selftestState(&r.x).Label(), r.x.Reason, r.dir)
+		}
+		fmt.Printf("== selftest: %d runs planned, none started (--dry-run)\n", len(runs))
+		if len(failures) > 0 {
+			fmt.Fprintf(os.Stderr, "etcdproof selftest: %v\n", errors.Join(failures...))
+			return runner.ExitFail
+		}
+		return runner.ExitPass
+	}
 	self, err := os.Executable()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "etcdproof selftest: %v\n", err)
 		return runner.ExitCouldNot
 	}
-	var failures []error
-	for _, path := range profiles {
-		p, err := profile.Load(path)
-		if err != nil {
-			failures = append(failures, err)
-			continue
-		}
-		if p.Selftest == nil {
-			failures = append(failures, fmt.Errorf("%s: no selftest section: which check must fail?", path))
-			continue
-		}
-		if !runner.Selected(filter, p.Selftest.Check) {
-			fmt.Printf("== selftest %s: skipped (--label-filter %q leaves out %s)\n", p.Name, filter, p.Selftest.Check)
-			continue
-		}
-		dir := filepath.Join(reportDir, p.Name)
-		want := selftestState(p.Selftest)
-		fmt.Printf("== selftest %s: %s must end %s with %q\n", p.Name, p.Selftest.Check, want.Label(), p.Selftest.Reason)
+	for _, r := range runs {
+		want := selftestState(&r.x)
+		fmt.Printf("== selftest %s: %s must end %s with %q\n", r.profile, r.x.Check, want.Label(), r.x.Reason)
 		// A report left by an earlier selftest must not be judged as this one's.
-		if err := os.RemoveAll(dir); err != nil {
+		if err := os.RemoveAll(r.dir); err != nil {
 			failures = append(failures, err)
 			continue
 		}
 		child := f
-		if p.Selftest.AuditLog == profile.AuditLogUnreadable {
+		if r.x.AuditLog == profile.AuditLogUnreadable {
 			// Under the report folder, in a folder nothing creates.
-			child.o.Framework.AuditLog = filepath.Join(dir, "no-such-dir", "audit.log")
+			child.o.Framework.AuditLog = filepath.Join(r.dir, "no-such-dir", "audit.log")
 		}
-		cmd := exec.CommandContext(ctx, self, child.childRunArgs(path, dir, p.Selftest.Check)...)
+		cmd := exec.CommandContext(ctx, self, child.childRunArgs(r.path, r.dir, r.x.Check)...)
 		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 		runErr := cmd.Run()
-		if err := judgeSelftest(p, filepath.Join(dir, "report.json"), exitCode(runErr)); err != nil {
+		if err := judgeSelftest(r.label(), r.x, filepath.Join(r.dir, "report.json"), exitCode(runErr)); err != nil {
 			failures = append(failures, err)
-			fmt.Printf("== selftest %s: NOT PROVEN: %v\n", p.Name, err)
+			fmt.Printf("== selftest %s: NOT PROVEN: %v\n", r.profile, err)
 		} else {
-			fmt.Printf("== selftest %s: proven (%s %s for the intended reason)\n", p.Name, p.Selftest.Check, want.Label())
+			fmt.Printf("== selftest %s: proven (%s %s for the intended reason)\n", r.profile, r.x.Check, want.Label())
 		}
 	}
 	if len(failures) > 0 {
@@ -90,6 +90,46 @@ func selftestCmd(ctx context.Context, args []string) int {
 		return runner.ExitFail
 	}
 	return runner.ExitPass
+}
+
+// selftestRun is one run of the self-test: a known-bad profile limited to
+// one check, which must end as x says.
+type selftestRun struct {
+	path    string // the profile file
+	profile string // its name
+	x       profile.Expectation
+	dir     string // the run's report folder
+}
+
+// label names the run in errors: profile/check, as its report folder.
+func (r selftestRun) label() string { return r.profile + "/" + r.x.Check }
+
+// planSelftest loads each profile and lists a run per expectation the
+// label filter selects, with its report folder; it says on out which it
+// leaves out. A profile that does not load or has no selftest section is a
+// failure, and the others are still planned.
+func planSelftest(paths []string, filter, reportDir string, out io.Writer) ([]selftestRun, []error) {
+	var runs []selftestRun
+	var failures []error
+	for _, path := range paths {
+		p, err := profile.Load(path)
+		if err != nil {
+			failures = append(failures, err)
+			continue
+		}
+		if len(p.Selftest) == 0 {
+			failures = append(failures, fmt.Errorf("%s: no selftest section: which check must fail?", path))
+			continue
+		}
+		for _, x := range p.Selftest {
+			if !runner.Selected(filter, x.Check) {
+				fmt.Fprintf(out, "== selftest %s: %s skipped (--label-filter %q leaves it out)\n", p.Name, x.Check, filter)
+				continue
+			}
+			runs = append(runs, selftestRun{path: path, profile: p.Name, x: x, dir: filepath.Join(reportDir, p.Name, x.Check)})
+		}
+	}
+	return runs, failures
 }
 
 // selftestState is the check state a selftest profile expects.
@@ -117,33 +157,34 @@ func exitCode(runErr error) int {
 // with the stated reason, and the run must have exited with that state's
 // code: 1 for a failure; 2 for an incomplete check, with the operator
 // installed (a setup failure proves nothing) and no other check failed.
-func judgeSelftest(p *profile.Profile, reportPath string, code int) error {
-	want := selftestState(p.Selftest)
+// label names the run (profile/check) in the error.
+func judgeSelftest(label string, x profile.Expectation, reportPath string, code int) error {
+	want := selftestState(&x)
 	wantCode := runner.ExitFail
 	if want == report.Incomplete {
 		wantCode = runner.ExitCouldNot
 	}
 	if code != wantCode {
-		return fmt.Errorf("%s: run exited with code %d, want %d (%s %s)", p.Name, code, wantCode, p.Selftest.Check, want)
+		return fmt.Errorf("%s: run exited with code %d, want %d (%s %s)", label, code, wantCode, x.Check, want)
 	}
 	rep, err := report.ReadJSON(reportPath)
 	if err != nil {
-		return fmt.Errorf("%s: %w", p.Name, err)
+		return fmt.Errorf("%s: %w", label, err)
 	}
 	if rep.SetupFailure != "" {
-		return fmt.Errorf("%s: the operator was not set up (%s), which proves nothing", p.Name, rep.SetupFailure)
+		return fmt.Errorf("%s: the operator was not set up (%s), which proves nothing", label, rep.SetupFailure)
 	}
 	for _, c := range rep.Checks {
-		if c.Name != p.Selftest.Check {
+		if c.Name != x.Check {
 			continue
 		}
 		if c.State != want {
-			return fmt.Errorf("%s: check %s is %s (%s), want %s", p.Name, c.Name, c.State.Label(), c.Reason(), want.Label())
+			return fmt.Errorf("%s: check %s is %s (%s), want %s", label, c.Name, c.State.Label(), c.Reason(), want.Label())
 		}
-		if !strings.Contains(c.Reason(), p.Selftest.Reason) {
-			return fmt.Errorf("%s: check %s is %s for another reason: %s", p.Name, c.Name, c.State.Label(), c.Reason())
+		if !strings.Contains(c.Reason(), x.Reason) {
+			return fmt.Errorf("%s: check %s is %s for another reason: %s", label, c.Name, c.State.Label(), c.Reason())
 		}
 		return nil
 	}
-	return fmt.Errorf("%s: the report has no check %s", p.Name, p.Selftest.Check)
+	return fmt.Errorf("%s: the report has no check %s", label, x.Check)
 }
