@@ -1,5 +1,7 @@
 package profile
 
+import "slices"
+
 // Capabilities are the optional behaviours the operator claims. A check of a
 // capability the profile does not claim does not run and is reported as not
 // claimed, which keeps the run from passing while that check is required.
@@ -46,21 +48,11 @@ const (
 // Claims reports whether the profile claims the capability a fault check
 // needs (FaultChecks); the book's checks are claimed through the fields above.
 func (c Capabilities) Claims(check string) bool {
-	switch check {
-	case "kill":
-		return c.Kill
-	case "quorum-loss":
-		return c.QuorumLoss != ""
-	case "operator-crash":
-		return c.OperatorCrash
-	case "node-loss":
-		return c.NodeLoss
-	case "drain":
-		return c.Drain
-	case "operator-upgrade":
-		return c.OperatorUpgrade
+	if !slices.Contains(FaultChecks, check) {
+		return false
 	}
-	return false
+	_, claimed := c.capabilityOf(check)
+	return claimed
 }
 
 // capabilityOf names the capability a check runs under, as its spec asks
