@@ -19,11 +19,24 @@ flags+=(--audit-log "$(env_of ETCDPROOF_AUDIT_LOG)")
 
 # node-loss and drain need a worker node per member, which only the 3workers
 # topology has (make e2e-nodes). Everywhere else (make e2e, make results,
-# make e2e-selftest, CI) a run without a label filter leaves them out, so
-# they are reported as not selected and not required, never as INCOMPLETE.
-if [[ ($command == run || $command == selftest) && ${KIND_TOPOLOGY:-} != 3workers && " $* " != *" --label-filter"* ]]; then
-  log "== no --label-filter on a one-node cluster: leaving out node-loss and drain (run them with make e2e-nodes)"
-  flags+=(--label-filter '!node-loss && !drain')
+# make e2e-selftest, CI) they are left out of a run without a label filter,
+# and of a filter that does not name them (LABEL_FILTER=faults), so they are
+# reported as not selected and not required, never as INCOMPLETE. A filter
+# that names them keeps them: the run then says why they cannot run here.
+args=("$@")
+if [[ ($command == run || $command == selftest) && ${KIND_TOPOLOGY:-} != 3workers ]]; then
+  one_node='!node-loss && !drain'
+  filter_at=-1
+  for i in "${!args[@]}"; do
+    [[ ${args[$i]} == --label-filter ]] && filter_at=$((i + 1))
+  done
+  if ((filter_at < 0)); then
+    log "== no --label-filter on a one-node cluster: leaving out node-loss and drain (run them with make e2e-nodes)"
+    flags+=(--label-filter "$one_node")
+  elif [[ ${args[$filter_at]} != *node-loss* && ${args[$filter_at]} != *drain* ]]; then
+    log "== one-node cluster: leaving node-loss and drain out of --label-filter '${args[$filter_at]}' (run them with make e2e-nodes)"
+    args[filter_at]="(${args[$filter_at]}) && $one_node"
+  fi
 fi
 
-exec "$ETCDPROOF_ROOT/bin/etcdproof" "$command" "${flags[@]}" "$@"
+exec "$ETCDPROOF_ROOT/bin/etcdproof" "$command" "${flags[@]}" "${args[@]}"

@@ -93,3 +93,18 @@ var (
 	BookChecks  = []string{"create", "scale", "replace", "upgrade", "rbac", "cleanup"}
 	FaultChecks = []string{"kill", "quorum-loss", "node-loss", "drain", "operator-crash", "operator-upgrade"}
 )
+
+// CheckGroups are labels that select a group of checks in a label filter
+// (--label-filter faults): each check carries its group's label too.
+var CheckGroups = map[string][]string{"book": BookChecks, "faults": FaultChecks}
+
+// LabelsOf is a check's Ginkgo labels: its own and its group's.
+func LabelsOf(check string) []string {
+	labels := []string{check}
+	for group, checks := range CheckGroups {
+		if slices.Contains(checks, check) {
+			labels = append(labels, group)
+		}
+	}
+	return labels
+}

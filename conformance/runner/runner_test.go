@@ -58,9 +58,27 @@ func TestRunThatCannotStartTheOperatorExitsTwoWithReports(t *testing.T) {
 }
 
 func TestValidateLabelFilter(t *testing.T) {
-	for filter, ok := range map[string]bool{"": true, "create": true, "create || (scale && !upgrade)": true, "create &&": false, "chaos": false} {
+	for filter, ok := range map[string]bool{"": true, "create": true, "create || (scale && !upgrade)": true, "create &&": false, "chaos": false,
+		"faults": true, "book && !upgrade": true, "faults && !node-loss": true} {
 		if err := ValidateLabelFilter(filter); (err == nil) != ok {
 			t.Errorf("%q: err = %v, want ok = %v", filter, err, ok)
+		}
+	}
+}
+
+// A group label selects its checks and only those.
+func TestSelectedByGroup(t *testing.T) {
+	for _, tc := range []struct {
+		filter, check string
+		want          bool
+	}{
+		{"faults", "kill", true}, {"faults", "drain", true}, {"faults", "create", false}, {"faults", "rbac", false},
+		{"book", "upgrade", true}, {"book", "quorum-loss", false},
+		{"faults && !node-loss && !drain", "node-loss", false}, {"faults && !node-loss && !drain", "operator-crash", true},
+		{"create || faults", "create", true},
+	} {
+		if got := Selected(tc.filter, tc.check); got != tc.want {
+			t.Errorf("Selected(%q, %q) = %v, want %v", tc.filter, tc.check, got, tc.want)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -23,8 +24,9 @@ func ValidateLabelFilter(filter string) error {
 		return fmt.Errorf("--label-filter %q: %v", filter, err)
 	}
 	for _, w := range labelWord.FindAllString(filter, -1) {
-		if !slices.Contains(profile.CheckLabels, w) {
-			return fmt.Errorf("--label-filter %q: unknown label %q; checks are %s", filter, w, strings.Join(profile.CheckLabels, ", "))
+		if _, group := profile.CheckGroups[w]; !slices.Contains(profile.CheckLabels, w) && !group {
+			return fmt.Errorf("--label-filter %q: unknown label %q; checks are %s, groups %s", filter, w,
+				strings.Join(profile.CheckLabels, ", "), strings.Join(slices.Sorted(maps.Keys(profile.CheckGroups)), ", "))
 		}
 	}
 	return nil
@@ -36,7 +38,7 @@ func Selected(filter, check string) bool {
 		return true
 	}
 	f, err := types.ParseLabelFilter(filter)
-	return err == nil && f([]string{check})
+	return err == nil && f(profile.LabelsOf(check))
 }
 
 // RequiredChecks is the set of checks that must pass: the --require list

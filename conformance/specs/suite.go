@@ -51,84 +51,84 @@ func Register(cfg *profile.Config, get func() *Suite) {
 			run.tearDown(ctx)
 		}, NodeTimeout(cfg.SpecTimeout(profile.TimeoutTeardown)))
 
-		It("creates a cluster whose members are all ready and serve clients", Label("create"), func(ctx SpecContext) {
+		It("creates a cluster whose members are all ready and serve clients", Label(profile.LabelsOf("create")...), func(ctx SpecContext) {
 			CreateSpec(ctx, func() CreateSpecInput {
 				s := get()
 				return CreateSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
 			})
 		}, SpecTimeout(cfg.SpecTimeout("create")))
 
-		It("scales up and down, adding and removing etcd members", Label("scale"), func(ctx SpecContext) {
+		It("scales up and down, adding and removing etcd members", Label(profile.LabelsOf("scale")...), func(ctx SpecContext) {
 			ScaleSpec(ctx, func() ScaleSpecInput {
 				s := get()
 				return ScaleSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
 			})
 		}, SpecTimeout(cfg.SpecTimeout("scale")))
 
-		It("replaces dead members without losing quorum", Label("replace"), func(ctx SpecContext) {
+		It("replaces dead members without losing quorum", Label(profile.LabelsOf("replace")...), func(ctx SpecContext) {
 			ReplaceSpec(ctx, func() ReplaceSpecInput {
 				s := get()
 				return ReplaceSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
 			})
 		}, SpecTimeout(cfg.SpecTimeout("replace")))
 
-		It("brings members back after their etcd process is killed", Label("kill"), func(ctx SpecContext) {
+		It("brings members back after their etcd process is killed", Label(profile.LabelsOf("kill")...), func(ctx SpecContext) {
 			KillSpec(ctx, func() KillSpecInput {
 				s := get()
 				return KillSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
 			})
 		}, SpecTimeout(cfg.SpecTimeout("kill")))
 
-		It("serves again after a majority of its members is lost at once", Label("quorum-loss"), func(ctx SpecContext) {
+		It("serves again after a majority of its members is lost at once", Label(profile.LabelsOf("quorum-loss")...), func(ctx SpecContext) {
 			QuorumLossSpec(ctx, func() QuorumLossSpecInput {
 				s := get()
 				return QuorumLossSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
 			})
 		}, SpecTimeout(cfg.SpecTimeout("quorum-loss")))
 
-		It("replaces a member on another node when its node is lost, keeping quorum", Label("node-loss"), func(ctx SpecContext) {
+		It("replaces a member on another node when its node is lost, keeping quorum", Label(profile.LabelsOf("node-loss")...), func(ctx SpecContext) {
 			NodeLossSpec(ctx, func() NodeLossSpecInput {
 				s := get()
 				return NodeLossSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
 			})
 		}, SpecTimeout(cfg.SpecTimeout("node-loss")))
 
-		It("keeps a quorum while the nodes of its members are drained one after another", Label("drain"), func(ctx SpecContext) {
+		It("keeps a quorum while the nodes of its members are drained one after another", Label(profile.LabelsOf("drain")...), func(ctx SpecContext) {
 			DrainSpec(ctx, func() DrainSpecInput {
 				s := get()
 				return DrainSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
 			})
 		}, SpecTimeout(cfg.SpecTimeout("drain")))
 
-		It("converges with no extra member or object when the operator is killed mid-change", Label("operator-crash"), func(ctx SpecContext) {
+		It("converges with no extra member or object when the operator is killed mid-change", Label(profile.LabelsOf("operator-crash")...), func(ctx SpecContext) {
 			OperatorCrashSpec(ctx, func() OperatorCrashSpecInput {
 				s := get()
 				return OperatorCrashSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
 			})
 		}, SpecTimeout(cfg.SpecTimeout("operator-crash")))
 
-		It("keeps every member running when the operator is replaced by a newer build", Label("operator-upgrade"), func(ctx SpecContext) {
+		It("keeps every member running when the operator is replaced by a newer build", Label(profile.LabelsOf("operator-upgrade")...), func(ctx SpecContext) {
 			OperatorUpgradeSpec(ctx, func() OperatorUpgradeSpecInput {
 				s := get()
 				return OperatorUpgradeSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
 			})
 		}, SpecTimeout(cfg.SpecTimeout("operator-upgrade")))
 
-		It("upgrades etcd one minor at a time under linearizable traffic", Label("upgrade"), func(ctx SpecContext) {
+		It("upgrades etcd one minor at a time under linearizable traffic", Label(profile.LabelsOf("upgrade")...), func(ctx SpecContext) {
 			UpgradeSpec(ctx, func() UpgradeSpecInput {
 				s := get()
 				return UpgradeSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
 			})
 		}, SpecTimeout(cfg.SpecTimeout("upgrade")))
 
-		It("uses only the API access it needs", Label("rbac"), func(ctx SpecContext) {
+		It("uses only the API access it needs", Label(profile.LabelsOf("rbac")...), func(ctx SpecContext) {
 			RBACSpec(ctx, func() RBACSpecInput {
 				s := get()
 				return RBACSpecInput{Env: s.Env, Report: s.Report, Started: run.started}
 			})
 		}, SpecTimeout(cfg.SpecTimeout("rbac")))
 
-		It("leaves nothing behind after the cluster and the operator are deleted", Label("cleanup"), func(ctx SpecContext) {
+		It("leaves nothing behind after the cluster and the operator are deleted", Label(profile.LabelsOf("cleanup")...), func(ctx SpecContext) {
 			CleanupSpec(ctx, func() CleanupSpecInput {
 				s := get()
 				return CleanupSpecInput{Env: s.Env, Report: s.Report, Namespaces: run, Before: run.before, Started: run.started, Uninstall: run.uninstall}
