@@ -2,6 +2,7 @@ package validate
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/etcdproof/etcdproof/conformance/history"
@@ -38,20 +39,28 @@ func leaderChanges(h history.History) []int64 {
 	return changes
 }
 
-// duringLeaderChange reports whether an indeterminate failure spans a
+// duringLeaderChange reports whether a failure is a timeout that spans a
 // leader change. etcd drops the proposals a member forwarded to a leader
 // that is stepping down (a leadership transfer, as every graceful stop of
 // a leader does, or an election) without telling the member, whose caller
 // then waits for its deadline (etcd-io/etcd#8975, #5214): such a timeout
 // is etcd's, not the operator's, and it tells nothing the write gap and
-// the linearizability check do not already judge.
+// the linearizability check do not already judge. Only a timeout: an
+// error a member returned ("raft: stopped" from a member removed while it
+// served) says the operator's step reached the client, leader or not.
 func duringLeaderChange(op history.Operation, changes []int64) bool {
-	if op.Class() != history.Indeterminate {
+	if op.Class() != history.Indeterminate || !timedOut(op.Error) {
 		return false
 	}
 	from := op.Call - int64(LeaderChangeSlack)
 	i, _ := slices.BinarySearch(changes, from)
 	return i < len(changes) && changes[i] <= op.Return
+}
+
+// timedOut tells a client's own deadline, or etcd's wait for a proposal
+// giving up, from an error a member returned.
+func timedOut(err string) bool {
+	return strings.Contains(err, "deadline exceeded") || strings.Contains(err, "request timed out")
 }
 
 func compareInt64(a, b int64) int {
