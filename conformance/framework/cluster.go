@@ -110,20 +110,30 @@ func (e *Env) createRendered(ctx context.Context, tpl string, data profile.Templ
 	return string(created.GetUID()), nil
 }
 
-// restMapping maps a kind to the resource that serves it, with the run's
+// restMapping maps a kind to the resource that serves it (mapKind).
+func (e *Env) restMapping(ctx context.Context, gvk schema.GroupVersionKind) (schema.GroupVersionResource, error) {
+	mapping, err := e.mapKind(ctx, gvk)
+	if err != nil {
+		return schema.GroupVersionResource{}, err
+	}
+	return mapping.Resource, nil
+}
+
+// mapKind maps a kind to its resource and scope, with the run's
 // discovery-backed REST mapper. Its discovery is cached, so a kind it does
 // not know is looked up once more after a reset: install steps add kinds
-// (CRDs) after the first lookup.
-func (e *Env) restMapping(ctx context.Context, gvk schema.GroupVersionKind) (schema.GroupVersionResource, error) {
+// (CRDs) after the first lookup. The error of a kind not served still
+// satisfies meta.IsNoMatchError.
+func (e *Env) mapKind(ctx context.Context, gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
 	mapping, err := e.mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
 	if meta.IsNoMatchError(err) {
 		e.mapper.ResetWithContext(ctx)
 		mapping, err = e.mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
 	}
 	if err != nil {
-		return schema.GroupVersionResource{}, fmt.Errorf("the API server does not serve kind %s: %w", gvk, err)
+		return nil, fmt.Errorf("the API server does not serve kind %s: %w", gvk, err)
 	}
-	return mapping.Resource, nil
+	return mapping, nil
 }
 
 // Get returns the CR.

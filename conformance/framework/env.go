@@ -1,5 +1,5 @@
 // Package framework is the suite's only contact with a cluster: clients,
-// install/uninstall through kubectl, the cluster CR, member pods, ground
+// install/uninstall (the profile's steps), the cluster CR, member pods, ground
 // truth probes, in-cluster traffic and artifact dumps. Waits take their
 // intervals from the suite config.
 package framework
@@ -31,7 +31,9 @@ import (
 type Options struct {
 	Kubeconfig string
 	Context    string
-	// Kubectl is the kubectl binary used for install steps.
+	// Kubectl is the kubectl binary that run steps get as {{.Kubectl}}
+	// (apply and delete steps do not use it) and that collects the
+	// operator's log.
 	Kubectl string
 	// AuditLog is the API-server audit log readable from this host. The
 	// rbac check and cleanup's attribution read it; without it they are
@@ -118,9 +120,11 @@ func (e *Env) Kubectl(ctx context.Context, args ...string) (string, error) {
 	return string(out), nil
 }
 
-// RunSteps executes install or uninstall steps of the profile. The
-// arguments of every run step are rendered first (stepArgs), so a template
-// the profile got wrong stops the steps before the first one runs.
+// RunSteps executes install or uninstall steps of the profile: apply and
+// delete steps through the API (applyManifests, deleteManifests: no
+// kubectl), run steps as commands. The arguments of every run step are
+// rendered first (stepArgs), so a template the profile got wrong stops the
+// steps before the first one runs.
 func (e *Env) RunSteps(ctx context.Context, steps []profile.Step) error {
 	runArgs, err := e.stepArgs(steps)
 	if err != nil {
@@ -133,13 +137,13 @@ func (e *Env) RunSteps(ctx context.Context, steps []profile.Step) error {
 		var err error
 		switch {
 		case s.Apply != "":
-			args := []string{"apply", kustomizeOrFile(e.Profile.Path(s.Apply)), e.Profile.Path(s.Apply)}
-			if e.serverSideApply() {
-				args = append(args, "--server-side", "--force-conflicts")
+			if err = e.applyManifests(ctx, e.Profile.Path(s.Apply)); err != nil {
+				err = fmt.Errorf("step %d (apply %s): %w", i+1, e.Profile.Path(s.Apply), err)
 			}
-			_, err = e.Kubectl(ctx, args...)
 		case s.Delete != "":
-			_, err = e.Kubectl(ctx, "delete", "--ignore-not-found", "--wait=true", "--timeout="+e.Config.Timeout("install", "uninstall").String(), kustomizeOrFile(e.Profile.Path(s.Delete)), e.Profile.Path(s.Delete))
+			if err = e.deleteManifests(ctx, e.Profile.Path(s.Delete)); err != nil {
+				err = fmt.Errorf("step %d (delete %s): %w", i+1, e.Profile.Path(s.Delete), err)
+			}
 		default:
 			args := runArgs[i]
 			cmd := exec.CommandContext(ctx, args[0], args[1:]...)
@@ -208,8 +212,9 @@ func quoteFirstLine(s string) string {
 	return strconv.Quote(s)
 }
 
-// serverSideApply: install steps apply server-side where it is GA (1.22+):
+// serverSideApply: apply steps apply server-side where it is GA (1.22+):
 // 1.16's beta fails on v1beta1 CRDs ("cannot convert int64 to float64").
+// Older clusters get a create or an update (createOrUpdate).
 func (e *Env) serverSideApply() bool {
 	v, err := utilversion.ParseGeneric(e.ServerVersion)
 	return err != nil || v.AtLeast(utilversion.MajorMinor(1, 22))
@@ -220,16 +225,6 @@ func (e *Env) serverSideApply() bool {
 func (e *Env) Served(groupVersion string) bool {
 	_, err := e.Disc.ServerResourcesForGroupVersion(groupVersion)
 	return err == nil
-}
-
-func kustomizeOrFile(path string) string {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		if _, err := os.Stat(path + "/kustomization.yaml"); err == nil {
-			return "-k"
-		}
-		return "-f"
-	}
-	return "-f"
 }
 
 // CreateNamespace creates a namespace labelled as the suite's.

@@ -14,7 +14,7 @@ import (
 	"github.com/etcdproof/etcdproof/conformance/rbac"
 )
 
-// Against a real kube-apiserver: install a profile with kubectl, create a
+// Against a real kube-apiserver: install a profile (its apply steps), create a
 // cluster CR from its template, patch size and version at the profile's
 // field paths, read the bindings, and see the install in the inventory.
 func TestProfileDrivenClusterOpsOnARealAPIServer(t *testing.T) {

@@ -63,10 +63,12 @@ type Operator struct {
 // Step is one install, uninstall or upgradeOperator action. Exactly one
 // field is set.
 type Step struct {
-	// Apply is a file, a kustomization directory or an https URL for
-	// `kubectl apply`.
+	// Apply is a file, a directory (a kustomization, or manifest files)
+	// or an https URL whose objects are applied as `kubectl apply -k|-f`
+	// would, through the API (no kubectl is run).
 	Apply string `json:"apply,omitempty"`
-	// Delete is like Apply, for `kubectl delete`.
+	// Delete is like Apply, deleting as `kubectl delete --ignore-not-found
+	// --wait` would.
 	Delete string `json:"delete,omitempty"`
 	// Run is a command; "{{.Kubectl}}", "{{.Namespace}}" (the operator's),
 	// "{{.Kubeconfig}}" and "{{.Context}}" are expanded (the latter two may
