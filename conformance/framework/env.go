@@ -102,24 +102,6 @@ func newMapper(disc discovery.DiscoveryInterface) *restmapper.DeferredDiscoveryR
 	return restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
 }
 
-// Kubectl runs kubectl against the run's cluster and returns its output.
-func (e *Env) Kubectl(ctx context.Context, args ...string) (string, error) {
-	full := []string{}
-	if e.Opts.Kubeconfig != "" {
-		full = append(full, "--kubeconfig", e.Opts.Kubeconfig)
-	}
-	if e.Opts.Context != "" {
-		full = append(full, "--context", e.Opts.Context)
-	}
-	full = append(full, args...)
-	cmd := exec.CommandContext(ctx, e.Opts.Kubectl, full...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("kubectl %s: %w\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out), nil
-}
-
 // RunSteps executes install or uninstall steps of the profile: apply and
 // delete steps through the API (applyManifests, deleteManifests: no
 // kubectl), run steps as commands. The arguments of every run step are

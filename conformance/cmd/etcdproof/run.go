@@ -27,7 +27,7 @@ type runFlags struct {
 func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.o.Framework.Kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig file (default $KUBECONFIG, then ~/.kube/config)")
 	fs.StringVar(&f.o.Framework.Context, "context", "", "kubeconfig context (default: current)")
-	fs.StringVar(&f.o.Framework.Kubectl, "kubectl", "kubectl", "kubectl binary, needed only by profile run steps that call it ({{.Kubectl}}) and for the operator's log in failure artifacts; apply and delete steps use the API directly")
+	fs.StringVar(&f.o.Framework.Kubectl, "kubectl", "kubectl", "kubectl binary, needed only by profile run steps that call it ({{.Kubectl}}); apply and delete steps use the API directly")
 	fs.StringVar(&f.o.Framework.AuditLog, "audit-log", "", "API-server audit log readable from here; without a readable one the rbac check is INCOMPLETE")
 	fs.StringVar(&f.o.Framework.TrafficImage, "traffic-image", "etcdproof/etcdproof:dev", "image with this binary, present on the nodes, for in-cluster traffic")
 	fs.BoolVar(&f.o.Framework.SkipCleanup, "skip-cleanup", false, "leave clusters, namespaces and the operator in place")
