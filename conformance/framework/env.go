@@ -31,9 +31,9 @@ import (
 type Options struct {
 	Kubeconfig string
 	Context    string
-	// Kubectl is the kubectl binary that run steps get as {{.Kubectl}}
-	// (apply and delete steps do not use it) and that collects the
-	// operator's log.
+	// Kubectl is the kubectl binary that run steps get as {{.Kubectl}};
+	// nothing else uses it (apply and delete steps, and the operator's log
+	// in failure artifacts, go through the API).
 	Kubectl string
 	// AuditLog is the API-server audit log readable from this host. The
 	// rbac check and cleanup's attribution read it; without it they are
