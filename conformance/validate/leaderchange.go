@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"time"
@@ -25,7 +26,7 @@ func leaderChanges(h history.History) []int64 {
 			answers = append(answers, op)
 		}
 	}
-	slices.SortStableFunc(answers, func(a, b history.Operation) int { return compareInt64(a.Return, b.Return) })
+	slices.SortStableFunc(answers, func(a, b history.Operation) int { return cmp.Compare(a.Return, b.Return) })
 	var changes []int64
 	var highest uint64
 	for _, op := range answers {
@@ -61,14 +62,4 @@ func duringLeaderChange(op history.Operation, changes []int64) bool {
 // giving up, from an error a member returned.
 func timedOut(err string) bool {
 	return strings.Contains(err, "deadline exceeded") || strings.Contains(err, "request timed out")
-}
-
-func compareInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
