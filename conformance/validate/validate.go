@@ -106,7 +106,10 @@ func Validate(h history.History, opts Options) Result {
 			r.Failures = append(r.Failures, fmt.Sprintf("%d client-visible errors (first: %s)", n, r.Errors[0]))
 		}
 	case NoErrorsAfterRetry:
-		if n, first, _ := failuresAfterRetry(h); n > 0 {
+		// ComputeStats counted them; walk the history again only to name
+		// the first, on the failing path.
+		if n := r.Stats.FailuresAfterRetry; n > 0 {
+			_, first, _ := failuresAfterRetry(h)
 			r.Failures = append(r.Failures, fmt.Sprintf("%d requests failed even after retrying definite failures once (%d client-visible errors in all; first that counts: %s)", n, len(r.Errors), describeError(first)))
 		}
 	}
