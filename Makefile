@@ -33,13 +33,14 @@ vet: ## Run go vet.
 TEST_OLD_K8S ?= v1.16.15
 
 .PHONY: test-assets
-test-assets: ## Build (once) kube-apiserver and etcd for the integration tests (current and TEST_OLD_K8S).
+test-assets: ## Build (once) kube-apiserver, etcd and SeaweedFS weed for the integration tests (current and TEST_OLD_K8S).
 	scripts/test-assets.sh >/dev/null
 	$(if $(TEST_OLD_K8S),scripts/test-assets.sh $(TEST_OLD_K8S) >/dev/null)
 
 .PHONY: test
-test: test-assets ## Unit and integration tests (real kube-apiserver and etcd; no Docker).
-	KUBEBUILDER_ASSETS="$$(scripts/test-assets.sh 2>/dev/null)" $(GO) test ./... -count=1
+test: test-assets ## Unit and integration tests (real kube-apiserver, etcd and S3 object store; no Docker).
+	KUBEBUILDER_ASSETS="$$(scripts/test-assets.sh 2>/dev/null)" ETCDPROOF_WEED="$$(scripts/build-seaweedfs.sh 2>/dev/null)" \
+		$(GO) test ./... -count=1
 	$(if $(TEST_OLD_K8S),KUBEBUILDER_ASSETS="$$(scripts/test-assets.sh $(TEST_OLD_K8S) 2>/dev/null)" ETCDPROOF_TEST_CRDS=legacy \
 		$(GO) test ./operator/internal/controller/ -count=1)
 
@@ -61,16 +62,22 @@ lint: ## gofmt, a tidy go.mod, go vet, shellcheck and actionlint.
 GENERATED_PATHS := operator/api manifests/crd manifests/crd-v1beta1 manifests/rbac/role.yaml manifests/cluster-wide/cluster_role.yaml \
 	operator/internal/crdinstall/crds
 
+# The API's resources (crdinstall.Resources).
+CRD_RESOURCES := etcdclusters etcdbackups etcdrestores
+
 # operator/internal/crdinstall/crds holds copies of the CRDs that the operator
 # embeds for --create-crd (go:embed cannot reach manifests/).
 .PHONY: manifests
 manifests: ## Regenerate the CRDs (v1, the derived v1beta1, the operator's embedded copies) and the Roles from the API markers.
 	$(CONTROLLER_GEN) crd paths=./operator/api/... output:crd:artifacts:config=manifests/crd
 	$(CONTROLLER_GEN) rbac:roleName=etcd-operator paths=./operator/internal/controller/... output:rbac:artifacts:config=manifests/rbac
-	$(GO) run ./operator/hack/crd-v1beta1 < manifests/crd/etcd.database.coreos.com_etcdclusters.yaml > manifests/crd-v1beta1/etcd.database.coreos.com_etcdclusters.yaml
+	$(GO) build -o $(BIN)/crd-v1beta1 ./operator/hack/crd-v1beta1
+	for r in $(CRD_RESOURCES); do \
+	  $(BIN)/crd-v1beta1 < manifests/crd/etcd.database.coreos.com_$$r.yaml > manifests/crd-v1beta1/etcd.database.coreos.com_$$r.yaml; \
+	  cp manifests/crd/etcd.database.coreos.com_$$r.yaml operator/internal/crdinstall/crds/v1/$$r.yaml; \
+	  cp manifests/crd-v1beta1/etcd.database.coreos.com_$$r.yaml operator/internal/crdinstall/crds/v1beta1/$$r.yaml; \
+	done
 	$(GO) run ./operator/hack/clusterrole < manifests/rbac/role.yaml > manifests/cluster-wide/cluster_role.yaml
-	cp manifests/crd/etcd.database.coreos.com_etcdclusters.yaml operator/internal/crdinstall/crds/v1.yaml
-	cp manifests/crd-v1beta1/etcd.database.coreos.com_etcdclusters.yaml operator/internal/crdinstall/crds/v1beta1.yaml
 
 .PHONY: generate
 generate: ## Regenerate deepcopy functions of the API types.

@@ -4,7 +4,8 @@
 #   quay.io/coreos/etcd:vX.Y.Z and gcr.io/etcd-development/etcd:vX.Y.Z for each
 #   ETCD_WORKLOAD_VERSIONS entry, each built from that release's own Dockerfile
 #   on a local base of the same shape (distroless: no shell),
-#   busybox under BUSYBOX_WORKLOAD_TAGS, resolving names like glibc does.
+#   busybox under BUSYBOX_WORKLOAD_TAGS, resolving names like glibc does,
+#   SEAWEEDFS_IMAGE (our name), the S3 store of the backup-restore check.
 # usage: build-workload-images.sh      env: ETCDPROOF_CLUSTER (etcdproof)
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "$0")/lib/common.sh"
@@ -99,6 +100,16 @@ for v in $ETCD_WORKLOAD_VERSIONS; do
 done
 image_step workload-busybox "${busybox_tags[-1]}" busybox_glibc_image
 images+=("${busybox_tags[@]}")
+
+# The S3-compatible store the backup-restore check starts in its namespace:
+# SeaweedFS's weed on the busybox base (a shell and a writable /tmp).
+seaweedfs_image() {
+  local weed
+  weed=$("$ETCDPROOF_ROOT/scripts/build-seaweedfs.sh")
+  binary_image "$SEAWEEDFS_IMAGE" "$BUSYBOX_IMAGE" /usr/local/bin/weed "$weed"
+}
+image_step objectstore-seaweedfs "$SEAWEEDFS_IMAGE" seaweedfs_image
+images+=("$SEAWEEDFS_IMAGE")
 
 if cluster_exists; then
   step "workload-load-$CLUSTER_NAME" "" load_images "${images[@]}"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Control-plane binaries for envtest (kube-apiserver + etcd), built from source
-# and cached. Prints the folder to use as KUBEBUILDER_ASSETS.
+# Control-plane binaries for envtest (kube-apiserver + etcd), and SeaweedFS's
+# weed for the backup tests, built from source and cached. Prints the folder to
+# use as KUBEBUILDER_ASSETS (and nothing else on stdout).
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "$0")/lib/common.sh"
 
@@ -16,6 +17,9 @@ k8s_bin=$("$ETCDPROOF_ROOT/scripts/build-k8s.sh" "$k8s_version" kube-apiserver)
 # envtest only needs kubectl for its own helpers: the current one serves every era.
 kubectl_bin=$("$ETCDPROOF_ROOT/scripts/build-k8s.sh" "$K8S_CURRENT" kubectl)
 etcd_bin=$("$ETCDPROOF_ROOT/scripts/build-etcd.sh" "$etcd_version")
+# The S3 object store of the backup tests: `make test` hands its path to the
+# tests as ETCDPROOF_WEED (scripts/build-seaweedfs.sh prints it).
+"$ETCDPROOF_ROOT/scripts/build-seaweedfs.sh" >/dev/null
 mkdir -p "$assets"
 ln -sf "$k8s_bin/kube-apiserver" "$kubectl_bin/kubectl" "$etcd_bin/etcd" "$assets/"
 echo "$assets"

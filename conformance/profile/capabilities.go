@@ -34,7 +34,17 @@ type Capabilities struct {
 	// profile's upgradeOperator steps) restarts no member, and the new
 	// build takes over the running cluster.
 	OperatorUpgrade bool `json:"operatorUpgrade"`
+	// BackupRestore: a backup taken while clients write, restored later,
+	// brings back exactly the backup's data. BackupRestoreCoreosAPI claims
+	// it through coreos v0.9.4's EtcdBackup and EtcdRestore (S3 storage).
+	BackupRestore BackupRestoreClaim `json:"backupRestore,omitempty"`
 }
+
+// BackupRestoreClaim is how a profile backs up and restores.
+type BackupRestoreClaim string
+
+// The backup-restore claims; "" claims nothing.
+const BackupRestoreCoreosAPI BackupRestoreClaim = "coreos-api"
 
 // QuorumLossClaim is what a profile claims about quorum loss.
 type QuorumLossClaim string
@@ -79,19 +89,21 @@ func (c Capabilities) capabilityOf(check string) (name string, claimed bool) {
 		return "operatorCrash", c.OperatorCrash
 	case "operator-upgrade":
 		return "operatorUpgrade", c.OperatorUpgrade
+	case "backup-restore":
+		return "backupRestore", c.BackupRestore != ""
 	}
 	return "", true
 }
 
 // CheckLabels are the Ginkgo labels of the checks, in run order (rbac and
 // cleanup last: they judge what the others made the operator do).
-var CheckLabels = []string{"create", "scale", "replace", "kill", "quorum-loss", "node-loss", "drain", "operator-crash", "operator-upgrade", "upgrade", "rbac", "cleanup"}
+var CheckLabels = []string{"create", "scale", "replace", "kill", "quorum-loss", "node-loss", "drain", "operator-crash", "operator-upgrade", "backup-restore", "upgrade", "rbac", "cleanup"}
 
 // BookChecks are the six checks of the book, required unless --require says
 // otherwise; FaultChecks are required when the profile claims them.
 var (
 	BookChecks  = []string{"create", "scale", "replace", "upgrade", "rbac", "cleanup"}
-	FaultChecks = []string{"kill", "quorum-loss", "node-loss", "drain", "operator-crash", "operator-upgrade"}
+	FaultChecks = []string{"kill", "quorum-loss", "node-loss", "drain", "operator-crash", "operator-upgrade", "backup-restore"}
 )
 
 // CheckGroups are labels that select a group of checks in a label filter

@@ -31,6 +31,9 @@ type Config struct {
 	OperatorCrash OperatorCrash `json:"operatorCrash"`
 	// LinearizabilityTimeout bounds porcupine; running out is a failure.
 	LinearizabilityTimeout string `json:"linearizabilityTimeout"`
+	// ObjectStoreImage runs the S3-compatible store the backup-restore
+	// check starts in its namespace (scripts/lib/versions.sh SEAWEEDFS_IMAGE).
+	ObjectStoreImage string `json:"objectStoreImage"`
 }
 
 // Sizes are cluster sizes per check.
@@ -55,7 +58,9 @@ type Sizes struct {
 	// OperatorUpgrade is the size of the cluster that runs while the
 	// operator is replaced; it scales up by one member and back after.
 	OperatorUpgrade int `json:"operatorUpgrade"`
-	Upgrade         int `json:"upgrade"`
+	// BackupRestore is the size of the cluster backed up, then restored.
+	BackupRestore int `json:"backupRestore"`
+	Upgrade       int `json:"upgrade"`
 }
 
 // OperatorCrash is the operator-crash check's kill schedule, per step.
@@ -129,6 +134,9 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("  %s: %w", field, err))
 		}
 	}
+	if c.ObjectStoreImage == "" {
+		errs = append(errs, errors.New("  objectStoreImage: required (the backup-restore check's S3 store)"))
+	}
 	if _, err := parsePositive(c.LinearizabilityTimeout); err != nil {
 		errs = append(errs, fmt.Errorf("  linearizabilityTimeout: %w", err))
 	}
@@ -136,7 +144,7 @@ func (c *Config) Validate() error {
 	for field, v := range map[string]int{
 		"sizes.create": c.Sizes.Create, "sizes.scaleFrom": c.Sizes.ScaleFrom, "sizes.scaleTo": c.Sizes.ScaleTo,
 		"sizes.replace": c.Sizes.Replace, "sizes.kill": c.Sizes.Kill, "sizes.quorumLoss": c.Sizes.QuorumLoss, "sizes.nodeLoss": c.Sizes.NodeLoss, "sizes.drain": c.Sizes.Drain, "sizes.operatorCrash": c.Sizes.OperatorCrash,
-		"sizes.operatorUpgrade":      c.Sizes.OperatorUpgrade,
+		"sizes.operatorUpgrade": c.Sizes.OperatorUpgrade, "sizes.backupRestore": c.Sizes.BackupRestore,
 		"operatorCrash.killsPerStep": c.OperatorCrash.KillsPerStep, "sizes.upgrade": c.Sizes.Upgrade,
 		"traffic.clients": c.Traffic.Clients, "traffic.keys": c.Traffic.Keys, "traffic.ratePerSecond": c.Traffic.RatePerSecond,
 	} {

@@ -247,6 +247,7 @@ func TestClaimsNameEachFaultCheck(t *testing.T) {
 		"drain":            {Drain: true},
 		"operator-crash":   {OperatorCrash: true},
 		"operator-upgrade": {OperatorUpgrade: true},
+		"backup-restore":   {BackupRestore: BackupRestoreCoreosAPI},
 	}
 	for _, check := range FaultChecks {
 		caps, ok := claims[check]

@@ -108,6 +108,12 @@ func (p *Profile) validateSettings() []error {
 		errs = append(errs, fmt.Errorf("  capabilities.quorumLoss: %q is not one of %q (every acknowledged write survives) or %q (serves again; surviving writes are counted)",
 			p.Capabilities.QuorumLoss, QuorumLossDurable, QuorumLossLossy))
 	}
+	switch p.Capabilities.BackupRestore {
+	case "", BackupRestoreCoreosAPI:
+	default:
+		errs = append(errs, fmt.Errorf("  capabilities.backupRestore: %q is not %q (EtcdBackup and EtcdRestore of coreos v0.9.4, S3 storage)",
+			p.Capabilities.BackupRestore, BackupRestoreCoreosAPI))
+	}
 	if p.Cluster.ClientPort <= 0 || p.Cluster.ClientPort > 65535 {
 		errs = append(errs, fmt.Errorf("  cluster.clientPort: %d is not a TCP port", p.Cluster.ClientPort))
 	}

@@ -114,6 +114,13 @@ func Register(cfg *profile.Config, get func() *Suite) {
 			})
 		}, SpecTimeout(cfg.SpecTimeout("operator-upgrade")))
 
+		It("restores exactly the data of a backup taken while clients write", Label(profile.LabelsOf("backup-restore")...), func(ctx SpecContext) {
+			BackupRestoreSpec(ctx, func() BackupRestoreSpecInput {
+				s := get()
+				return BackupRestoreSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
+			})
+		}, SpecTimeout(cfg.SpecTimeout("backup-restore")))
+
 		It("upgrades etcd one minor at a time under linearizable traffic", Label(profile.LabelsOf("upgrade")...), func(ctx SpecContext) {
 			UpgradeSpec(ctx, func() UpgradeSpecInput {
 				s := get()

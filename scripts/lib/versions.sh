@@ -58,6 +58,15 @@ BUSYBOX_WORKLOAD_TAGS="busybox:1.28.0-glibc busybox:latest"
 # (scripts/build-thirdparty-images.sh; pins in scripts/thirdparty/).
 COREOS_OPERATOR_VERSION=v0.9.4
 
+# S3-compatible object store of the backup and restore tests (integration
+# tests and the kind e2e), built from the module proxy by build-seaweedfs.sh.
+# SeaweedFS: Apache-2.0, a real S3 API (SigV4 auth, multipart uploads) in one
+# static Go binary. MinIO's server is AGPL and the proxy does not serve it.
+# The proxy serves this pseudo-version only (it refuses version lists).
+SEAWEEDFS_VERSION=v0.0.0-20261109003541-7506e5f91cd6
+# Our name, not upstream's: `weed version` of that commit says 4.53.
+SEAWEEDFS_IMAGE=etcdproof/seaweedfs:4.53-7506e5f91cd6
+
 # node_pins VERSION: override the node-side pins above for a Kubernetes release
 # older than the current era; the default pins stay for every other release.
 # Scripts that build or run a node export ETCDPROOF_NODE_K8S=VERSION, so the

@@ -29,6 +29,10 @@ type grant struct {
 	eventsWhy string
 	// noDisruptionBudget says why clusters get no PodDisruptionBudget.
 	noDisruptionBudget string
+	// noRestores and noBackups say why EtcdRestores and EtcdBackups are not
+	// served ("" when they are): their CRD is not installed, or the grant
+	// does not let the operator read them.
+	noRestores, noBackups string
 }
 
 // fitGrant decides the grant-dependent behaviour and logs each fallback once.
@@ -79,6 +83,41 @@ func fitGrant(ctx context.Context, access *kubecompat.Access, o options, log log
 		log.Info("clusters get no PodDisruptionBudget", "why", g.noDisruptionBudget)
 	}
 	return g, nil
+}
+
+// fitBackups decides whether EtcdBackups and EtcdRestores are served, once
+// the CRDs are installed (--create-crd), and says once why not.
+func (g *grant) fitBackups(ctx context.Context, access *kubecompat.Access, log logger) error {
+	var err error
+	if g.noRestores, err = whyNotServed(ctx, access, g.watched, "etcdrestores"); err != nil {
+		return err
+	}
+	if g.noBackups, err = whyNotServed(ctx, access, g.watched, "etcdbackups"); err != nil {
+		return err
+	}
+	if g.noRestores != "" {
+		log.Info("EtcdRestores are not served", "why", g.noRestores)
+	}
+	if g.noBackups != "" {
+		log.Info("EtcdBackups are not served", "why", g.noBackups)
+	}
+	return nil
+}
+
+// whyNotServed says why the operator cannot serve resource (of its own API
+// group): its CRD is not installed, or the grant does not allow reading it.
+// "" means it can. Asked once at start: a CRD installed later needs a restart
+// of the operator (--create-crd installs them all before this is asked).
+func whyNotServed(ctx context.Context, access *kubecompat.Access, namespace, resource string) (string, error) {
+	served, err := access.ServesResource(etcdv1beta2.GroupVersion.String(), resource)
+	if err != nil || !served {
+		return "the " + resource + " CRD is not installed", err
+	}
+	ok, verb, err := access.Allowed(ctx, etcdv1beta2.GroupVersion.Group, resource, namespace, "get", "list", "watch")
+	if err != nil || ok {
+		return "", err
+	}
+	return verb + " on " + resource + " is not allowed", nil
 }
 
 // installCRD registers the EtcdCluster CRD (--create-crd). Without a grant on

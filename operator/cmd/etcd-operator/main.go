@@ -77,6 +77,8 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): restart every member at once on upgrade, with no health gate.")
 	fs.BoolVar(&o.unsafe.RebootstrapAfterQuorumLoss, "unsafe-rebootstrap-after-quorum-loss", false,
 		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): once most member pods of a running cluster are gone, delete the rest with their claims and bootstrap a new, empty cluster.")
+	fs.BoolVar(&o.unsafe.RestoreWithoutData, "unsafe-restore-without-data", false,
+		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): carry out an EtcdRestore by starting the new cluster empty, never reading the backup.")
 	fs.BoolVar(&o.unsafeMembers.LeavePVCOnDelete, "unsafe-leave-pvc-on-delete", false,
 		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): create one member claim of each cluster without an owner reference, so it is left behind when the cluster is deleted (clusters with spec.pod.persistentVolumeClaimSpec only).")
 	fs.BoolVar(&o.unsafeMembers.ShellProbe, "unsafe-shell-probe", false,
@@ -121,6 +123,9 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "seed" {
 		os.Exit(runSeed(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "backup" {
+		os.Exit(runBackup(os.Args[2:], os.Stdout))
 	}
 	// Before any client exists: client-go reads its feature gates once.
 	gates := kubecompat.Install()
@@ -171,6 +176,9 @@ func run(ctx context.Context, restCfg *rest.Config, gates *kubecompat.Gates, o o
 			return err
 		}
 	}
+	if err := g.fitBackups(ctx, access, log); err != nil {
+		return err
+	}
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(etcdv1beta2.AddToScheme(scheme))
@@ -201,7 +209,7 @@ func run(ctx context.Context, restCfg *rest.Config, gates *kubecompat.Gates, o o
 	if o.unsafe != (plan.Options{}) || o.unsafeMembers != (desired.Unsafe{}) {
 		log.Info("UNSAFE test-only behaviour is on; never run this in production",
 			"skipDeadMemberRemoval", o.unsafe.SkipDeadMemberRemoval, "upgradeAllAtOnce", o.unsafe.UpgradeAllAtOnce,
-			"rebootstrapAfterQuorumLoss", o.unsafe.RebootstrapAfterQuorumLoss,
+			"rebootstrapAfterQuorumLoss", o.unsafe.RebootstrapAfterQuorumLoss, "restoreWithoutData", o.unsafe.RestoreWithoutData,
 			"leavePVCOnDelete", o.unsafeMembers.LeavePVCOnDelete, "shellProbe", o.unsafeMembers.ShellProbe)
 	}
 	r := &controller.Reconciler{
@@ -215,6 +223,7 @@ func run(ctx context.Context, restCfg *rest.Config, gates *kubecompat.Gates, o o
 
 		WithoutDisruptionBudget: g.noDisruptionBudget,
 		StatusWithObject:        g.statusWithObject,
+		Restores:                g.noRestores == "",
 	}
 	if o.dial != nil {
 		r.Dial = o.dial
@@ -231,6 +240,12 @@ func run(ctx context.Context, restCfg *rest.Config, gates *kubecompat.Gates, o o
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the controller: %w", err)
+	}
+	if g.noBackups == "" {
+		backups := &controller.BackupReconciler{Client: mgr.GetClient(), Image: r.SeedImage}
+		if err := backups.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up the backup controller: %w", err)
+		}
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return fmt.Errorf("adding the health check: %w", err)

@@ -19,7 +19,8 @@ import (
 )
 
 // runSeed is `etcd-operator seed`: the init container of a member pod started
-// on a copy of a survivor's data (desired.SeedPod). It returns the exit code.
+// on a copy of a survivor's data (desired.SeedPod) or on a backup
+// (desired.RestoreSeedPod). It returns the exit code.
 func runSeed(args []string) int {
 	cfg, err := seed.ParseFlags(args)
 	if err != nil {

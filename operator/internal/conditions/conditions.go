@@ -53,6 +53,9 @@ const (
 	// the cluster opted in: it is started again from a copy of a survivor's
 	// data, so writes the lost members acknowledged may be missing.
 	ReasonRecoveringFromSurvivor = "RecoveringFromSurvivor"
+	// ReasonRestoring: an EtcdRestore replaces the cluster's members by a new
+	// cluster seeded from a backup.
+	ReasonRestoring = "Restoring"
 )
 
 // Event reasons. The first four are the ones coreos etcd-operator emitted, kept
@@ -78,4 +81,7 @@ const (
 	// EventRecoveringFromSurvivor (Warning) names the survivor whose data a
 	// cluster that lost quorum for good starts again from, and what may be lost.
 	EventRecoveringFromSurvivor = "Recovering From Survivor"
+	// EventRestoring (Warning) says that an EtcdRestore replaces the
+	// cluster's members and data by a backup's.
+	EventRestoring = "Restoring From Backup"
 )

@@ -59,6 +59,10 @@ func (r *Reconciler) act(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *o
 		return r.seedFromSurvivor(ctx, c, obs, a)
 	case plan.RetireOldMembers:
 		return r.retireOldMembers(ctx, c, obs, a)
+	case plan.DeleteForRestore:
+		return r.deleteForRestore(ctx, c, obs, a)
+	case plan.SeedFromBackup:
+		return r.seedFromBackup(ctx, c, obs, a)
 	case plan.Fail:
 		r.actFail(c, a)
 	}

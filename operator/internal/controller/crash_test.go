@@ -323,10 +323,11 @@ func waitConverged(t *testing.T, c *etcdv1beta2.EtcdCluster, size int, volumes b
 	})
 }
 
-// claimsAre checks that the live member claims are exactly the members' (or none).
+// claimsAre checks that the live member claims (those with the cluster's
+// labels) are exactly the members' (or none).
 func claimsAre(ctx context.Context, c *etcdv1beta2.EtcdCluster, members []string, volumes bool) error {
 	var claims corev1.PersistentVolumeClaimList
-	if err := k8s.List(ctx, &claims, client.InNamespace(c.Namespace)); err != nil {
+	if err := k8s.List(ctx, &claims, client.InNamespace(c.Namespace), client.MatchingLabels(desired.Selector(c.Name))); err != nil {
 		return err
 	}
 	var live []string

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -51,6 +52,7 @@ type etcdKubelet struct {
 	mu        sync.Mutex
 	processes map[types.UID]*memberProcess // by pod UID
 	volumes   map[types.UID]string         // claim UID → data dir
+	backups   map[types.UID]bool           // backup pods started (runBackupPod)
 }
 
 // memberProcess is one pod's etcd container.
@@ -123,6 +125,10 @@ func (k *etcdKubelet) sync(ctx context.Context, pod *corev1.Pod) {
 		_ = k8s.Patch(ctx, pod, client.MergeFrom(before))
 		return
 	}
+	if pod.Labels[desired.LabelBackup] != "" {
+		k.runBackupPod(ctx, pod)
+		return
+	}
 	k.mu.Lock()
 	proc, ok := k.processes[pod.UID]
 	if !ok {
@@ -134,7 +140,10 @@ func (k *etcdKubelet) sync(ctx context.Context, pod *corev1.Pod) {
 		}
 		proc = &memberProcess{pod: pod.Name, ip: net.ParseIP(cfg.ListenPeerUrls[0].Hostname()),
 			stop: make(chan struct{}), done: make(chan struct{}), waiting: "ContainerCreating"}
-		if proc.seed, err = seedConfig(pod, cfg.Dir); err != nil {
+		if proc.seed, err = seedConfig(pod, cfg.Dir); err == nil {
+			err = k.mountBackup(ctx, pod, proc.seed)
+		}
+		if err != nil {
 			k.mu.Unlock()
 			k.t.Logf("kubelet: pod %s: %v", pod.Name, err)
 			return
@@ -215,20 +224,50 @@ func (k *etcdKubelet) memberConfig(ctx context.Context, pod *corev1.Pod) (*embed
 // life, whatever pod mounts it), or a fresh one for an emptyDir.
 func (k *etcdKubelet) dataDir(ctx context.Context, pod *corev1.Pod) (string, error) {
 	for _, v := range pod.Spec.Volumes {
-		if v.Name != desired.DataVolume || v.PersistentVolumeClaim == nil {
-			continue
+		if v.Name == desired.DataVolume && v.PersistentVolumeClaim != nil {
+			return k.claimDir(ctx, pod.Namespace, v.PersistentVolumeClaim.ClaimName)
 		}
-		var claim corev1.PersistentVolumeClaim
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: v.PersistentVolumeClaim.ClaimName}, &claim); err != nil {
-			return "", fmt.Errorf("volume %s: %w", v.PersistentVolumeClaim.ClaimName, err)
-		}
-		if dir, ok := k.volumes[claim.UID]; ok {
-			return dir, nil
-		}
-		k.volumes[claim.UID] = k.t.TempDir()
-		return k.volumes[claim.UID], nil
 	}
 	return k.t.TempDir(), nil
+}
+
+// claimDir is the directory that holds claim's volume, made on first use.
+func (k *etcdKubelet) claimDir(ctx context.Context, namespace, claimName string) (string, error) {
+	var claim corev1.PersistentVolumeClaim
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: claimName}, &claim); err != nil {
+		return "", fmt.Errorf("volume %s: %w", claimName, err)
+	}
+	if dir, ok := k.volumes[claim.UID]; ok {
+		return dir, nil
+	}
+	k.volumes[claim.UID] = k.t.TempDir()
+	return k.volumes[claim.UID], nil
+}
+
+// mountBackup points a seed that restores a backup file at the directory of
+// the claim the pod mounts at desired.RestoreBackupDir.
+func (k *etcdKubelet) mountBackup(ctx context.Context, pod *corev1.Pod, cfg *seed.Config) error {
+	if cfg == nil || !strings.HasPrefix(cfg.FromFile, desired.RestoreBackupDir+"/") {
+		return nil
+	}
+	for _, ctr := range pod.Spec.InitContainers {
+		for _, m := range ctr.VolumeMounts {
+			if m.MountPath != desired.RestoreBackupDir {
+				continue
+			}
+			for _, v := range pod.Spec.Volumes {
+				if v.Name == m.Name && v.PersistentVolumeClaim != nil {
+					dir, err := k.claimDir(ctx, pod.Namespace, v.PersistentVolumeClaim.ClaimName)
+					if err != nil {
+						return err
+					}
+					cfg.FromFile = filepath.Join(dir, strings.TrimPrefix(cfg.FromFile, desired.RestoreBackupDir+"/"))
+					return nil
+				}
+			}
+		}
+	}
+	return fmt.Errorf("the seed reads %s, but no claim is mounted at %s", cfg.FromFile, desired.RestoreBackupDir)
 }
 
 // run is the container: start etcd, and start it again a second after it

@@ -30,6 +30,8 @@ type observation struct {
 	adoptable adoptable
 	// admin is open when membership is known; the pass closes it.
 	admin etcdadmin.Admin
+	// restore is the cluster's unfinished EtcdRestore, nil when none.
+	restore *etcdv1beta2.EtcdRestore
 }
 
 func (o *observation) close() {
@@ -64,6 +66,11 @@ func (r *Reconciler) gather(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*o
 		},
 		pods: map[string]*corev1.Pod{},
 	}
+	var err error
+	if obs.restore, err = r.pendingRestore(ctx, c); err != nil {
+		return nil, fmt.Errorf("reading the cluster's EtcdRestore: %w", err)
+	}
+	obs.Restore = planRestore(obs.restore)
 	selector := client.MatchingLabels(desired.Selector(c.Name))
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, client.InNamespace(c.Namespace), selector); err != nil {
@@ -196,6 +203,10 @@ func podInfo(p *corev1.Pod) plan.Pod {
 	}
 	if from, index, replaces, ok := desired.SeedOf(p); ok {
 		info.Seed = &plan.Seed{From: from, RaftIndex: index, Replaces: replaces}
+	}
+	info.Restore = desired.RestoreOf(p)
+	if info.Seed != nil {
+		info.SeedFailing = seedFailing(p)
 	}
 	info.NotRunning, info.NotRunningSince = plan.NotRunning(p)
 	for _, ctr := range p.Spec.Containers {

@@ -17,6 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
@@ -91,6 +92,9 @@ type Reconciler struct {
 	// grant lacks etcdclusters/status (coreos' Role), so the status
 	// subresource is not even tried (see writeStatus).
 	StatusWithObject bool
+	// Restores: the EtcdRestore CRD is served and the grant allows reading
+	// EtcdRestores, so a cluster may be restored from a backup.
+	Restores bool
 
 	statusViaObject atomic.Bool // writeStatus: status goes with the object
 	memo            sync.Map    // types.NamespacedName → memoStatus (recall)
@@ -132,6 +136,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return err
 		}
 		b = b.Owns(r.disruptionBudget, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+	}
+	if r.Restores {
+		// An EtcdRestore has its cluster's name: it wakes that cluster.
+		b = b.Watches(&etcdv1beta2.EtcdRestore{}, &handler.EnqueueRequestForObject{})
 	}
 	return b.Named("etcdcluster").Complete(r)
 }
@@ -193,6 +201,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		refused = append(refused, "events: none recorded: "+r.EventsOff)
 	}
 	status := computeStatus(&cluster, obs, action, refused)
+	r.reportRestore(ctx, &cluster, obs, action, status)
 	updateMetrics(&cluster, status)
 	r.recordRefusal(&cluster, status)
 	if !equality.Semantic.DeepEqual(cluster.Status, *status) {

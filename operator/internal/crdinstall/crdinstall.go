@@ -1,12 +1,14 @@
-// Package crdinstall registers the EtcdCluster CRD from the operator itself
-// (--create-crd, on by default like coreos etcd-operator): the generated v1
+// Package crdinstall registers the operator's CRDs from the operator itself
+// (--create-crd, on by default like coreos etcd-operator): EtcdCluster, and
+// EtcdBackup and EtcdRestore, which coreos' backup and restore operators
+// registered and which this operator serves too. Each is the generated v1
 // CRD, or the derived apiextensions v1beta1 one where the API server does not
 // serve v1 or refuses the v1 CRD (1.16).
 package crdinstall
 
 import (
 	"context"
-	_ "embed"
+	"embed"
 	"errors"
 	"fmt"
 	"time"
@@ -19,12 +21,23 @@ import (
 )
 
 // Copies of manifests/crd and manifests/crd-v1beta1, made by `make manifests`.
-var (
-	//go:embed crds/v1.yaml
-	v1CRD []byte
-	//go:embed crds/v1beta1.yaml
-	v1beta1CRD []byte
-)
+//
+//go:embed crds
+var embedded embed.FS
+
+// Resources are the plural names of the CRDs, EtcdCluster's first: Install
+// registers them in this order, and the first decides Result.APIVersion.
+var Resources = []string{"etcdclusters", "etcdbackups", "etcdrestores"}
+
+// raw returns the embedded CRD of resource in apiextensions version dir
+// ("v1" or "v1beta1").
+func raw(dir, resource string) []byte {
+	b, err := embedded.ReadFile("crds/" + dir + "/" + resource + ".yaml")
+	if err != nil {
+		panic(err) // the embedded files are fixed at build time
+	}
+	return b
+}
 
 // The API versions the CRD can be registered with.
 const (
@@ -52,16 +65,31 @@ type Result struct {
 	Created bool
 }
 
-// Install creates the EtcdCluster CRD, or updates an existing one (coreos'
-// own, say) to this operator's, and waits until it is established. served
-// says whether the API server serves a group/version. A refused write comes
-// back as the API server's error (apierrors.IsForbidden tells).
+// Install creates the CRDs, or updates existing ones (coreos' own, say) to
+// this operator's, and waits until they are established. served says whether
+// the API server serves a group/version. A refused write comes back as the
+// API server's error (apierrors.IsForbidden tells).
 func Install(ctx context.Context, c client.Client, served func(groupVersion string) (bool, error), opts Options) (Result, error) {
+	var first Result
+	for i, resource := range Resources {
+		res, err := install(ctx, c, served, resource, opts)
+		if err != nil {
+			return Result{}, err
+		}
+		if i == 0 {
+			first = res
+		}
+	}
+	return first, nil
+}
+
+// install registers the CRD of one resource.
+func install(ctx context.Context, c client.Client, served func(groupVersion string) (bool, error), resource string, opts Options) (Result, error) {
 	var candidates []*unstructured.Unstructured
 	for _, v := range []struct {
 		apiVersion string
 		raw        []byte
-	}{{APIv1, v1CRD}, {APIv1beta1, v1beta1CRD}} {
+	}{{APIv1, raw("v1", resource)}, {APIv1beta1, raw("v1beta1", resource)}} {
 		ok, err := served(v.apiVersion)
 		if err != nil {
 			return Result{}, fmt.Errorf("discovering %s: %w", v.apiVersion, err)

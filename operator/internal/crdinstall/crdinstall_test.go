@@ -12,19 +12,21 @@ import (
 
 // TestEmbeddedCopiesAreCurrent catches a CRD change without `make manifests`.
 func TestEmbeddedCopiesAreCurrent(t *testing.T) {
-	for _, tt := range []struct {
-		file     string
-		embedded []byte
-	}{
-		{filepath.Join("crd", "etcd.database.coreos.com_etcdclusters.yaml"), v1CRD},
-		{filepath.Join("crd-v1beta1", "etcd.database.coreos.com_etcdclusters.yaml"), v1beta1CRD},
-	} {
-		want, err := os.ReadFile(filepath.Join("..", "..", "..", "manifests", tt.file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(want, tt.embedded) {
-			t.Errorf("the embedded copy of manifests/%s is stale: run `make manifests`", tt.file)
+	for _, resource := range Resources {
+		for _, tt := range []struct {
+			file     string
+			embedded []byte
+		}{
+			{filepath.Join("crd", "etcd.database.coreos.com_"+resource+".yaml"), raw("v1", resource)},
+			{filepath.Join("crd-v1beta1", "etcd.database.coreos.com_"+resource+".yaml"), raw("v1beta1", resource)},
+		} {
+			want, err := os.ReadFile(filepath.Join("..", "..", "..", "manifests", tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(want, tt.embedded) {
+				t.Errorf("the embedded copy of manifests/%s is stale: run `make manifests`", tt.file)
+			}
 		}
 	}
 }
@@ -36,8 +38,8 @@ func TestDecodeDropsTheStatusSubresourceOnlyWhenAsked(t *testing.T) {
 		// subresources is where the CRD lists its subresources.
 		subresources []string
 	}{
-		{"v1", v1CRD, []string{"spec", "versions", "0", "subresources"}},
-		{"v1beta1", v1beta1CRD, []string{"spec", "subresources"}},
+		{"v1", raw("v1", "etcdclusters"), []string{"spec", "versions", "0", "subresources"}},
+		{"v1beta1", raw("v1beta1", "etcdclusters"), []string{"spec", "subresources"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, without := range []bool{false, true} {

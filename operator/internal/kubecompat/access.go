@@ -41,6 +41,24 @@ func (a *Access) Served(groupVersion string) (bool, error) {
 	return err == nil, err
 }
 
+// ServesResource reports whether the API server serves resource (plural,
+// "etcdrestores") in groupVersion: a CRD that is not installed is not.
+func (a *Access) ServesResource(groupVersion, resource string) (bool, error) {
+	list, err := a.discovery.ServerResourcesForGroupVersion(groupVersion)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	for _, r := range list.APIResources {
+		if r.Name == resource {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // Allowed asks the API server (a SelfSubjectAccessReview, which every
 // authenticated user may create) whether the operator may do each verb on
 // resource ("leases", "etcdclusters/status") of group in namespace ("" for

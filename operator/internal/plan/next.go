@@ -65,6 +65,9 @@ func next(o Observed, opts Options) Action {
 		return a
 	}
 	version, _ := EffectiveVersion(o)
+	if a, ok := restore(o, version); ok {
+		return a
+	}
 	if a, ok := restartUnpulled(o); ok {
 		return a
 	}

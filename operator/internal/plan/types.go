@@ -36,6 +36,12 @@ type Pod struct {
 	// Seed is set on a member pod started on a copy of a survivor's data
 	// (see LostQuorum); nil for every other pod.
 	Seed *Seed
+	// Restore is the UID of the EtcdRestore whose backup the pod's member
+	// was seeded from; "" for every other pod.
+	Restore string
+	// SeedFailing, on a seeded pod, is what its seed init container said
+	// when it failed again after a retry; "" while it did not.
+	SeedFailing string
 }
 
 // Member is one entry of etcd's membership, joined with its health.
@@ -98,6 +104,21 @@ type Observed struct {
 	// SeedImage runs the operator's binary in the init container of a
 	// seeded member; "" when the operator does not know it.
 	SeedImage string
+	// Restore is the cluster's EtcdRestore while it is not finished; nil
+	// when there is none.
+	Restore *Restore
+}
+
+// Restore is an EtcdRestore of the cluster (same name) still to be done.
+type Restore struct {
+	// UID identifies the EtcdRestore; its seeded pod records it.
+	UID string
+	// Seeding is true once the seeded member's pod was created (the
+	// EtcdRestore's phase says so): from then on the restored cluster grows
+	// as any other and no pod is deleted for the restore.
+	Seeding bool
+	// Source says where the backup is, for messages.
+	Source string
 }
 
 // Options switch on deliberately unsafe behaviour for the suite's self-test.
@@ -110,6 +131,9 @@ type Options struct {
 	// RebootstrapAfterQuorumLoss starts a new, empty cluster once most
 	// member pods are gone (see unsafeRebootstrap).
 	RebootstrapAfterQuorumLoss bool
+	// RestoreWithoutData carries out an EtcdRestore but starts the new
+	// cluster empty: the backup is never read.
+	RestoreWithoutData bool
 }
 
 // Kind names an action.
@@ -164,6 +188,12 @@ const (
 	// RetireOldMembers: delete the pods in Names, the old cluster's, once the
 	// seeded member replacing them runs.
 	RetireOldMembers Kind = "RetireOldMembers"
+	// SeedFromBackup: create the pod of the only member of a new cluster,
+	// seeded from the backup of the cluster's EtcdRestore.
+	SeedFromBackup Kind = "SeedFromBackup"
+	// DeleteForRestore: delete the pods in Names, the members of the cluster
+	// an EtcdRestore replaces, before its seeded member starts.
+	DeleteForRestore Kind = "DeleteForRestore"
 )
 
 // Action is the decision of one pass.

@@ -1,9 +1,10 @@
-// Package seed starts a new one-member etcd cluster on a copy of another
-// member's data: it streams a snapshot from that member (Maintenance.Snapshot,
-// which a member serves from its own backend, so it works without quorum) and
-// restores it into a data dir as the only member of a new cluster. The
-// operator's `seed` subcommand runs it in the init container of the member pod
-// that recovers an emptyDir cluster from its survivor (see plan.LostQuorum).
+// Package seed starts a new one-member etcd cluster on a snapshot: streamed
+// from another member (Maintenance.Snapshot, which a member serves from its
+// own backend, so it works without quorum), or a backup fetched from S3 or a
+// file. It restores the snapshot into a data dir as the only member of a new
+// cluster. The operator's `seed` subcommand runs it in the init container of
+// the member pod that recovers an emptyDir cluster from its survivor (see
+// plan.LostQuorum), or that starts a cluster from an EtcdRestore's backup.
 package seed
 
 import (
@@ -19,12 +20,23 @@ import (
 	clientsnapshot "go.etcd.io/etcd/client/v3/snapshot"
 	"go.etcd.io/etcd/etcdutl/v3/snapshot"
 	"go.uber.org/zap"
+
+	"github.com/etcdproof/etcdproof/operator/internal/backup"
 )
 
 // Config says whose data to copy and which member to make of it.
 type Config struct {
-	// From is the client URL of the member whose data is copied.
+	// Exactly one source is set. From is the client URL of the member whose
+	// data is copied.
 	From string
+	// FromS3Path is a backup in S3, "<bucket>/<key>", reached at S3Endpoint
+	// (empty: AWS S3) with the AWS shared files in AWSDir (backup.LoadAWSDir).
+	FromS3Path       string
+	S3Endpoint       string
+	S3ForcePathStyle bool
+	AWSDir           string
+	// FromFile is a backup file, for example on a mounted volume.
+	FromFile string
 	// DataDir is the new member's data dir (etcd's --data-dir).
 	DataDir string
 	// Name, PeerURL and Token are the new member's --name,
@@ -37,37 +49,118 @@ type Config struct {
 	Timeout time.Duration
 }
 
-// Flag names of the subcommand (desired.SeedCommand writes them).
+// Flag names of the subcommand (desired.SeedCommand and
+// desired.RestoreSeedCommand write them; Config.Command too).
 const (
-	FlagFrom    = "from"
-	FlagDataDir = "data-dir"
-	FlagName    = "name"
-	FlagPeerURL = "initial-advertise-peer-urls"
-	FlagToken   = "initial-cluster-token"
-	FlagTimeout = "timeout"
+	FlagFrom             = "from"
+	FlagFromS3Path       = "from-s3-path"
+	FlagS3Endpoint       = "s3-endpoint"
+	FlagS3ForcePathStyle = "s3-force-path-style"
+	FlagAWSDir           = "aws-dir"
+	FlagFromFile         = "from-file"
+	FlagDataDir          = "data-dir"
+	FlagName             = "name"
+	FlagPeerURL          = "initial-advertise-peer-urls"
+	FlagToken            = "initial-cluster-token"
+	FlagTimeout          = "timeout"
 )
+
+// Subcommand is the operator binary's subcommand that seeds a member.
+const Subcommand = "seed"
+
+// DefaultAWSDir is where a restored member's seed container reads the
+// EtcdRestore's awsSecret.
+const DefaultAWSDir = "/etc/etcd-restore/aws"
+
+// DefaultTimeout bounds the copy when --timeout is not given.
+const DefaultTimeout = 10 * time.Minute
 
 // ParseFlags reads the subcommand's flags.
 func ParseFlags(args []string) (Config, error) {
 	var c Config
 	fs := flag.NewFlagSet("etcd-operator seed", flag.ContinueOnError)
-	fs.StringVar(&c.From, FlagFrom, "", "Client URL of the member whose data is copied (required).")
+	fs.StringVar(&c.From, FlagFrom, "", "Client URL of the member whose data is copied.")
+	fs.StringVar(&c.FromS3Path, FlagFromS3Path, "", "Backup to restore, in S3: <bucket>/<key>.")
+	fs.StringVar(&c.S3Endpoint, FlagS3Endpoint, "", "URL of an S3-compatible store (default AWS S3); http://host:port for one without TLS.")
+	fs.BoolVar(&c.S3ForcePathStyle, FlagS3ForcePathStyle, false, "Address buckets as <endpoint>/<bucket>.")
+	fs.StringVar(&c.AWSDir, FlagAWSDir, DefaultAWSDir, "Directory holding the AWS shared files credentials and config (profile default).")
+	fs.StringVar(&c.FromFile, FlagFromFile, "", "Backup file to restore.")
 	fs.StringVar(&c.DataDir, FlagDataDir, "", "Data dir of the new member (required); left alone when it holds a member already.")
 	fs.StringVar(&c.Name, FlagName, "", "Name of the new member (required).")
 	fs.StringVar(&c.PeerURL, FlagPeerURL, "", "Peer URL of the new member (required).")
 	fs.StringVar(&c.Token, FlagToken, "", "Initial cluster token of the new cluster (required).")
-	fs.DurationVar(&c.Timeout, FlagTimeout, 10*time.Minute, "How long the copy may take.")
+	fs.DurationVar(&c.Timeout, FlagTimeout, DefaultTimeout, "How long the copy may take.")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
-	for _, f := range []struct{ name, value string }{
-		{FlagFrom, c.From}, {FlagDataDir, c.DataDir}, {FlagName, c.Name}, {FlagPeerURL, c.PeerURL}, {FlagToken, c.Token},
-	} {
-		if f.value == "" {
-			return c, fmt.Errorf("--%s is required", f.name)
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	return c, c.validate()
+}
+
+func (c Config) validate() error {
+	sources := 0
+	for _, s := range []string{c.From, c.FromS3Path, c.FromFile} {
+		if s != "" {
+			sources++
 		}
 	}
-	return c, nil
+	if sources != 1 {
+		return fmt.Errorf("exactly one of --%s, --%s and --%s is required", FlagFrom, FlagFromS3Path, FlagFromFile)
+	}
+	if c.FromS3Path != "" {
+		if _, _, err := backup.SplitS3Path(c.FromS3Path); err != nil {
+			return err
+		}
+	}
+	for _, f := range []struct{ name, value string }{
+		{FlagDataDir, c.DataDir}, {FlagName, c.Name}, {FlagPeerURL, c.PeerURL}, {FlagToken, c.Token},
+	} {
+		if f.value == "" {
+			return fmt.Errorf("--%s is required", f.name)
+		}
+	}
+	return nil
+}
+
+// Command is the seed container's command line: binary (the operator's, on
+// the image's PATH) and the subcommand with c's flags; ParseFlags reads it
+// back. Flags left at their zero value are left out (defaults apply).
+func (c Config) Command(binary string) []string {
+	cmd := []string{binary, Subcommand}
+	add := func(name, value string) {
+		if value != "" {
+			cmd = append(cmd, "--"+name+"="+value)
+		}
+	}
+	add(FlagFrom, c.From)
+	add(FlagFromS3Path, c.FromS3Path)
+	add(FlagS3Endpoint, c.S3Endpoint)
+	if c.S3ForcePathStyle {
+		add(FlagS3ForcePathStyle, "true")
+	}
+	add(FlagAWSDir, c.AWSDir)
+	add(FlagFromFile, c.FromFile)
+	add(FlagDataDir, c.DataDir)
+	add(FlagName, c.Name)
+	add(FlagPeerURL, c.PeerURL)
+	add(FlagToken, c.Token)
+	if c.Timeout > 0 {
+		add(FlagTimeout, c.Timeout.String())
+	}
+	return cmd
+}
+
+// source names where the snapshot comes from, for messages.
+func (c Config) source() string {
+	switch {
+	case c.FromS3Path != "":
+		return "s3 " + c.FromS3Path
+	case c.FromFile != "":
+		return "file " + c.FromFile
+	}
+	return c.From
 }
 
 // Run copies and restores. It is re-entrant: a data dir that holds a member
@@ -76,6 +169,9 @@ func ParseFlags(args []string) (Config, error) {
 // since, so it is left as it is. Work happens in a sibling directory and
 // lands with one rename, so a run stopped halfway leaves no partial member.
 func Run(ctx context.Context, lg *zap.Logger, c Config) error {
+	if err := c.validate(); err != nil {
+		return err
+	}
 	member := filepath.Join(c.DataDir, "member")
 	if _, err := os.Stat(member); err == nil {
 		lg.Info("data dir holds a member already: nothing to copy", zap.String("data-dir", c.DataDir))
@@ -98,13 +194,18 @@ func Run(ctx context.Context, lg *zap.Logger, c Config) error {
 		defer cancel()
 	}
 	db := filepath.Join(work, "snapshot.db")
-	version, err := clientsnapshot.SaveWithVersion(ctx, lg, clientv3.Config{Endpoints: []string{c.From}, DialTimeout: 5 * time.Second}, db)
-	if err != nil {
-		return fmt.Errorf("copying a snapshot from %s: %w", c.From, err)
+	if err := fetch(ctx, lg, c, db); err != nil {
+		return err
 	}
-	lg.Info("snapshot copied", zap.String("from", c.From), zap.String("storage-version", version))
+	manager := snapshot.NewV3(lg)
+	status, err := manager.Status(db)
+	if err != nil {
+		return fmt.Errorf("reading the snapshot of %s: %w", c.source(), err)
+	}
+	lg.Info("snapshot copied", zap.String("from", c.source()), zap.Int64("revision", status.Revision),
+		zap.Int("keys", status.TotalKey), zap.Int64("size", status.TotalSize), zap.String("storage-version", status.Version))
 	restored := filepath.Join(work, "data")
-	err = snapshot.NewV3(lg).Restore(snapshot.RestoreConfig{
+	err = manager.Restore(snapshot.RestoreConfig{
 		SnapshotPath:        db,
 		Name:                c.Name,
 		OutputDataDir:       restored,
@@ -113,7 +214,7 @@ func Run(ctx context.Context, lg *zap.Logger, c Config) error {
 		InitialClusterToken: c.Token,
 	})
 	if err != nil {
-		return fmt.Errorf("restoring the snapshot of %s: %w", c.From, err)
+		return fmt.Errorf("restoring the snapshot of %s: %w", c.source(), err)
 	}
 	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
 		return err
@@ -121,6 +222,29 @@ func Run(ctx context.Context, lg *zap.Logger, c Config) error {
 	if err := os.Rename(filepath.Join(restored, "member"), member); err != nil {
 		return fmt.Errorf("moving the restored member into %s: %w", c.DataDir, err)
 	}
-	lg.Info("member seeded", zap.String("name", c.Name), zap.String("from", c.From), zap.String("data-dir", c.DataDir))
+	lg.Info("member seeded", zap.String("name", c.Name), zap.String("from", c.source()), zap.String("data-dir", c.DataDir),
+		zap.Int64("revision", status.Revision))
+	return nil
+}
+
+// fetch copies the snapshot from c's source into the file db.
+func fetch(ctx context.Context, lg *zap.Logger, c Config, db string) error {
+	switch {
+	case c.FromS3Path != "":
+		store, key, err := backup.OpenS3(c.FromS3Path, c.S3Endpoint, c.S3ForcePathStyle, c.AWSDir)
+		if err != nil {
+			return err
+		}
+		return backup.Fetch(ctx, store, key, db)
+	case c.FromFile != "":
+		store, key, err := backup.NewFileStore(c.FromFile)
+		if err != nil {
+			return err
+		}
+		return backup.Fetch(ctx, store, key, db)
+	}
+	if _, err := clientsnapshot.SaveWithVersion(ctx, lg, clientv3.Config{Endpoints: []string{c.From}, DialTimeout: 5 * time.Second}, db); err != nil {
+		return fmt.Errorf("copying a snapshot from %s: %w", c.From, err)
+	}
 	return nil
 }

@@ -194,8 +194,77 @@ func TestSeedCommandParses(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := seed.Config{From: "http://10.0.0.7:2379", DataDir: desired.DataDir, Name: "demo-abc",
-		PeerURL: desired.PeerURL("demo-abc", "demo", "ns"), Token: desired.SeedToken("demo-abc"), Timeout: got.Timeout}
+		PeerURL: desired.PeerURL("demo-abc", "demo", "ns"), Token: desired.SeedToken("demo-abc"), Timeout: got.Timeout, AWSDir: seed.DefaultAWSDir}
 	if got != want {
 		t.Fatalf("parsed %+v, want %+v", got, want)
+	}
+}
+
+// TestRestoreSeedCommandParses: the command lines the operator gives the
+// seed container of a member restored from a backup
+// (desired.RestoreSeedCommand) are what the subcommand reads.
+func TestRestoreSeedCommandParses(t *testing.T) {
+	c := &etcdv1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: "ns"}}
+	base := seed.Config{DataDir: desired.DataDir, Name: "demo-abc", PeerURL: desired.PeerURL("demo-abc", "demo", "ns"),
+		Token: desired.SeedToken("demo-abc"), Timeout: seed.DefaultTimeout, AWSDir: seed.DefaultAWSDir}
+	for _, tc := range []struct {
+		spec etcdv1beta2.RestoreSpec
+		want func(*seed.Config)
+	}{
+		{etcdv1beta2.RestoreSpec{BackupStorageType: etcdv1beta2.BackupStorageTypeS3, RestoreSource: etcdv1beta2.RestoreSource{
+			S3: &etcdv1beta2.S3RestoreSource{Path: "bucket/etcd.backup", AWSSecret: "aws", Endpoint: "http://minio:9000", ForcePathStyle: true}}},
+			func(c *seed.Config) {
+				c.FromS3Path, c.S3Endpoint, c.S3ForcePathStyle, c.AWSDir = "bucket/etcd.backup", "http://minio:9000", true, desired.RestoreAWSDir
+			}},
+		{etcdv1beta2.RestoreSpec{BackupStorageType: etcdv1beta2.BackupStorageTypePVC, RestoreSource: etcdv1beta2.RestoreSource{
+			PVC: &etcdv1beta2.PVCSource{ClaimName: "backups", Path: "dir/etcd.backup"}}},
+			func(c *seed.Config) { c.FromFile = desired.RestoreBackupDir + "/dir/etcd.backup" }},
+	} {
+		cmd := desired.RestoreSeedCommand(c, "demo-abc", tc.spec)
+		got, err := seed.ParseFlags(cmd[2:])
+		if err != nil {
+			t.Fatalf("%v: %v", cmd, err)
+		}
+		want := base
+		tc.want(&want)
+		if got != want {
+			t.Fatalf("%v parsed as %+v, want %+v", cmd, got, want)
+		}
+	}
+}
+
+// TestSeedConfigCommandParses: Config.Command is what ParseFlags reads.
+func TestSeedConfigCommandParses(t *testing.T) {
+	for _, c := range []seed.Config{
+		{From: "http://10.0.0.7:2379", DataDir: "/d", Name: "n", PeerURL: "http://n:2380", Token: "t", Timeout: time.Minute, AWSDir: seed.DefaultAWSDir},
+		{FromS3Path: "b/k", S3Endpoint: "http://s3:8333", S3ForcePathStyle: true, AWSDir: "/aws", DataDir: "/d", Name: "n", PeerURL: "http://n:2380", Token: "t", Timeout: seed.DefaultTimeout},
+		{FromFile: "/var/etcd-backup/k", DataDir: "/d", Name: "n", PeerURL: "http://n:2380", Token: "t", Timeout: seed.DefaultTimeout, AWSDir: seed.DefaultAWSDir},
+	} {
+		cmd := c.Command("etcd-operator")
+		if cmd[0] != "etcd-operator" || cmd[1] != seed.Subcommand {
+			t.Fatalf("command %v does not run the seed subcommand", cmd)
+		}
+		got, err := seed.ParseFlags(cmd[2:])
+		if err != nil || got != c {
+			t.Fatalf("%v parsed as %+v (%v), want %+v", cmd, got, err, c)
+		}
+	}
+}
+
+func TestParseFlagsWantsOneSource(t *testing.T) {
+	member := []string{"--data-dir=/d", "--name=n", "--initial-advertise-peer-urls=http://n:2380", "--initial-cluster-token=t"}
+	for _, tc := range []struct {
+		sources []string
+		want    string
+	}{
+		{nil, "exactly one of --from, --from-s3-path and --from-file"},
+		{[]string{"--from=http://x:2379", "--from-file=/f"}, "exactly one of"},
+		{[]string{"--from-s3-path=b/k", "--from-file=/f"}, "exactly one of"},
+		{[]string{"--from-s3-path=bucket"}, "<bucket>/<object key>"},
+	} {
+		_, err := seed.ParseFlags(append(tc.sources, member...))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want an error saying %q", tc.sources, err, tc.want)
+		}
 	}
 }
