@@ -63,12 +63,16 @@ func (e *Env) StartObjectStore(ctx context.Context, namespace, image string, int
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: objectStoreName, Namespace: namespace, Labels: labels},
 		Spec: corev1.PodSpec{
+			// Pod Security "restricted": namespaces of some profiles enforce it.
 			SecurityContext: &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](1000), RunAsGroup: ptr.To[int64](1000),
-				FSGroup: ptr.To[int64](1000), RunAsNonRoot: ptr.To(true)},
+				FSGroup: ptr.To[int64](1000), RunAsNonRoot: ptr.To(true),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 			Containers: []corev1.Container{{
 				Name:            "weed",
 				Image:           image,
 				ImagePullPolicy: corev1.PullIfNotPresent,
+				SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false),
+					Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
 				// One process: master, volume server and filer on loopback,
 				// the S3 gateway on every address. S3_BUCKET makes the bucket.
 				Command: []string{"weed", "mini", "-dir=/data", "-ip=127.0.0.1", "-ip.bind=0.0.0.0",

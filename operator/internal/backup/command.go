@@ -30,6 +30,7 @@ const (
 	FlagMaxBackups       = "max-backups"
 	FlagResultFile       = "result-file"
 	FlagEtcdTLSDir       = "etcd-tls-dir"
+	FlagScratchDir       = "scratch-dir"
 )
 
 // Defaults of the subcommand's flags.
@@ -72,6 +73,8 @@ type Args struct {
 	// EtcdTLSDir, when set, holds the client certificate, key and CA
 	// (EtcdClientCertFile, EtcdClientKeyFile, EtcdClientCAFile).
 	EtcdTLSDir string
+	// ScratchDir: see Config.ScratchDir.
+	ScratchDir string
 }
 
 // ParseFlags reads the subcommand's flags.
@@ -90,6 +93,7 @@ func ParseFlags(args []string) (Args, error) {
 	fs.IntVar(&a.MaxBackups, FlagMaxBackups, 0, "With --periodic, keep this many backups of the key and delete older ones (0 keeps all).")
 	fs.StringVar(&a.ResultFile, FlagResultFile, DefaultResultFile, "File to write the result (one JSON line) or the error to.")
 	fs.StringVar(&a.EtcdTLSDir, FlagEtcdTLSDir, "", "Directory holding "+EtcdClientCertFile+", "+EtcdClientKeyFile+" and "+EtcdClientCAFile+" for members that require client TLS.")
+	fs.StringVar(&a.ScratchDir, FlagScratchDir, "", "Directory to hold the snapshot before it is stored, so the revision recorded is the snapshot's own (default: stream it, recording the member's revision just before).")
 	if err := fs.Parse(args); err != nil {
 		return a, err
 	}
@@ -155,6 +159,7 @@ func (a Args) Command(binary string) []string {
 	}
 	add(FlagResultFile, a.ResultFile)
 	add(FlagEtcdTLSDir, a.EtcdTLSDir)
+	add(FlagScratchDir, a.ScratchDir)
 	return cmd
 }
 
@@ -165,7 +170,7 @@ func Run(ctx context.Context, lg *zap.Logger, a Args) (Result, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.Timeout)
 	defer cancel()
-	c := Config{Endpoints: a.Endpoints, Periodic: a.Periodic, MaxBackups: a.MaxBackups, Logger: lg}
+	c := Config{Endpoints: a.Endpoints, Periodic: a.Periodic, MaxBackups: a.MaxBackups, Logger: lg, ScratchDir: a.ScratchDir}
 	var err error
 	if a.S3Path != "" {
 		c.Store, c.Key, err = OpenS3(a.S3Path, a.S3Endpoint, a.S3ForcePathStyle, a.AWSDir)

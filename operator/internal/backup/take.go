@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/etcdutl/v3/snapshot"
 	"go.uber.org/zap"
 )
 
@@ -51,6 +53,11 @@ type Config struct {
 	Now func() time.Time
 	// Logger logs progress (none when nil).
 	Logger *zap.Logger
+	// ScratchDir, when set, holds the snapshot on disk before it is stored,
+	// so that the revision recorded is the snapshot's own (read from the
+	// file) rather than the member's just before it; memory stays bounded
+	// either way.
+	ScratchDir string
 }
 
 // Result is what a backup stored. It is written as one JSON line, which the
@@ -145,14 +152,6 @@ func Take(ctx context.Context, c Config) (Result, error) {
 	defer func() { _ = best.client.Close() }()
 	lg.Info("backing up", zap.String("endpoint", best.endpoint), zap.Int64("revision", best.revision), zap.String("version", best.version))
 
-	key := c.Key
-	if c.Periodic {
-		now := time.Now
-		if c.Now != nil {
-			now = c.Now
-		}
-		key = PeriodicKey(c.Key, best.revision, now())
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the snapshot stream if the store gave up early
 	snap, err := best.client.SnapshotWithVersion(ctx)
@@ -161,10 +160,28 @@ func Take(ctx context.Context, c Config) (Result, error) {
 	}
 	defer func() { _ = snap.Snapshot.Close() }()
 	r := &verifyingReader{r: snap.Snapshot, sum: sha256.New()}
-	if err := c.Store.Put(ctx, key, r); err != nil {
+	var body io.Reader = r
+	revision := best.revision
+	if c.ScratchDir != "" {
+		f, rev, err := spool(r, c.ScratchDir, lg)
+		if err != nil {
+			return Result{}, fmt.Errorf("the snapshot of %s: %w", best.endpoint, err)
+		}
+		defer func() { _ = f.Close(); _ = os.Remove(f.Name()) }()
+		body, revision = f, rev
+	}
+	key := c.Key
+	if c.Periodic {
+		now := time.Now
+		if c.Now != nil {
+			now = c.Now
+		}
+		key = PeriodicKey(c.Key, revision, now())
+	}
+	if err := c.Store.Put(ctx, key, body); err != nil {
 		return Result{}, fmt.Errorf("storing the snapshot of %s: %w", best.endpoint, err)
 	}
-	res := Result{Path: c.Store.Path(key), EtcdRevision: best.revision, EtcdVersion: best.version, Size: r.size}
+	res := Result{Path: c.Store.Path(key), EtcdRevision: revision, EtcdVersion: best.version, Size: r.size}
 	lg.Info("backup stored", zap.String("path", res.Path), zap.Int64("size", res.Size))
 	if c.Periodic && c.MaxBackups > 0 {
 		if err := prune(ctx, c.Store, c.Key, key, c.MaxBackups, lg); err != nil {
@@ -173,6 +190,32 @@ func Take(ctx context.Context, c Config) (Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// spool writes the snapshot stream r (checked against its sha256 on the
+// way) to a file in dir and reads the revision it holds; the file is
+// returned at its start.
+func spool(r io.Reader, dir string, lg *zap.Logger) (*os.File, int64, error) {
+	f, err := os.CreateTemp(dir, "snapshot-*.db")
+	if err != nil {
+		return nil, 0, err
+	}
+	fail := func(err error) (*os.File, int64, error) {
+		_ = f.Close()
+		_ = os.Remove(f.Name())
+		return nil, 0, err
+	}
+	if _, err := io.Copy(f, r); err != nil {
+		return fail(err)
+	}
+	st, err := snapshot.NewV3(lg).Status(f.Name())
+	if err != nil {
+		return fail(fmt.Errorf("reading its revision: %w", err))
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return fail(err)
+	}
+	return f, st.Revision, nil
 }
 
 type candidate struct {

@@ -1,6 +1,7 @@
 package backup_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -256,3 +257,39 @@ func TestFileStorePutIsAtomic(t *testing.T) {
 type failingReader struct{}
 
 func (failingReader) Read([]byte) (int, error) { return 0, errors.New("stream broken") }
+
+// TestScratchDirRecordsTheSnapshotsOwnRevision takes backups while a client
+// writes as fast as it can: streamed, the revision recorded is the member's
+// just before the snapshot and may lag what the snapshot holds; with a
+// scratch dir it is the snapshot's own, every time, and the scratch dir is
+// left empty.
+func TestScratchDirRecordsTheSnapshotsOwnRevision(t *testing.T) {
+	ep, c := startEtcd(t, 10)
+	ctx, stop := context.WithCancel(t.Context())
+	writing := make(chan struct{})
+	go func() {
+		defer close(writing)
+		for i := 0; ctx.Err() == nil; i++ {
+			_, _ = c.Put(ctx, fmt.Sprintf("busy/%d", i%100), strings.Repeat("x", 1000))
+		}
+	}()
+	defer func() { stop(); <-writing }()
+	scratch := t.TempDir()
+	for i := range 5 {
+		dir := t.TempDir()
+		res, err := backup.Take(t.Context(), backup.Config{Endpoints: []string{ep}, Store: backup.FileStore{Dir: dir}, Key: "etcd.backup", ScratchDir: scratch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := snapshot.NewV3(zap.NewNop()).Status(filepath.Join(dir, "etcd.backup"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.EtcdRevision != st.Revision {
+			t.Fatalf("backup %d: recorded revision %d, the snapshot holds %d", i, res.EtcdRevision, st.Revision)
+		}
+	}
+	if entries, _ := os.ReadDir(scratch); len(entries) != 0 {
+		t.Errorf("the scratch dir keeps %v", entries)
+	}
+}

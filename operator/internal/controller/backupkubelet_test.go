@@ -68,7 +68,7 @@ func (k *etcdKubelet) backupPodRun(ctx context.Context, pod *corev1.Pod) (string
 	if err != nil {
 		return err.Error(), 1
 	}
-	for _, p := range []*string{&args.File, &args.AWSDir, &args.EtcdTLSDir} {
+	for _, p := range []*string{&args.File, &args.AWSDir, &args.EtcdTLSDir, &args.ScratchDir} {
 		for path, dir := range mounts {
 			if *p == path || strings.HasPrefix(*p, path+"/") {
 				*p = dir + strings.TrimPrefix(*p, path)
@@ -92,6 +92,8 @@ func (k *etcdKubelet) mountDirs(ctx context.Context, pod *corev1.Pod, ctr corev1
 				continue
 			}
 			switch {
+			case v.EmptyDir != nil:
+				dirs[m.MountPath] = k.t.TempDir()
 			case v.PersistentVolumeClaim != nil:
 				dir, err := k.claimDir(ctx, pod.Namespace, v.PersistentVolumeClaim.ClaimName)
 				if err != nil {

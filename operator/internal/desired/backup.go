@@ -25,6 +25,9 @@ const (
 	BackupAWSDir = "/etc/etcd-backup/aws"
 	// BackupDir is where the backup container mounts a PVC backup's claim.
 	BackupDir = "/var/etcd-backup"
+	// BackupScratchDir holds the snapshot on disk (an emptyDir) before it is
+	// stored, so the revision recorded is the snapshot's own.
+	BackupScratchDir = "/var/tmp/etcd-backup"
 	// BackupTLSDir is where the backup container reads the clientTLSSecret.
 	BackupTLSDir = "/etc/etcd-backup/tls"
 	// DefaultBackupTimeout is coreos v0.9.4's default timeoutInSecond.
@@ -33,6 +36,7 @@ const (
 	backupAWSVolume = "backup-aws"
 	backupVolume    = "backup"
 	backupTLSVolume = "backup-tls"
+	scratchVolume   = "scratch"
 	// backupPodStartAllowance is how long, beyond the backup's timeout, the
 	// pod may take to start (image pull, volume attach) before the kubelet
 	// stops it.
@@ -64,7 +68,7 @@ func BackupPodName(b *etcdv1beta2.EtcdBackup, due time.Time) string {
 
 // BackupCommand is the backup container's command line.
 func BackupCommand(b *etcdv1beta2.EtcdBackup) []string {
-	args := backup.Args{Endpoints: b.Spec.EtcdEndpoints, Timeout: BackupTimeout(b)}
+	args := backup.Args{Endpoints: b.Spec.EtcdEndpoints, Timeout: BackupTimeout(b), ScratchDir: BackupScratchDir}
 	switch {
 	case b.Spec.StorageType == etcdv1beta2.BackupStorageTypeS3 && b.Spec.S3 != nil:
 		args.S3Path, args.S3Endpoint, args.S3ForcePathStyle = b.Spec.S3.Path, b.Spec.S3.Endpoint, b.Spec.S3.ForcePathStyle
@@ -126,6 +130,8 @@ func BackupPod(b *etcdv1beta2.EtcdBackup, image string, due time.Time) *corev1.P
 			Secret: &corev1.SecretVolumeSource{SecretName: b.Spec.ClientTLSSecret}}})
 		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: backupTLSVolume, MountPath: BackupTLSDir, ReadOnly: true})
 	}
+	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: scratchVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: scratchVolume, MountPath: BackupScratchDir})
 	pod.Spec.Containers = []corev1.Container{ctr}
 	return pod
 }
