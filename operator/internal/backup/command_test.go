@@ -127,11 +127,12 @@ func TestBackupCommandParses(t *testing.T) {
 				Endpoint: "http://minio:9000", ForcePathStyle: true}}},
 			backup.Args{Endpoints: []string{"http://demo-client:2379"}, Timeout: 30 * time.Second, S3Path: "bucket/etcd.backup",
 				S3Endpoint: "http://minio:9000", S3ForcePathStyle: true, AWSDir: desired.BackupAWSDir, Periodic: true, MaxBackups: 5,
-				ResultFile: backup.DefaultResultFile}},
+				ResultFile: backup.DefaultResultFile, ScratchDir: desired.BackupScratchDir}},
 		{etcdv1beta2.BackupSpec{EtcdEndpoints: []string{"http://a:2379", "http://b:2379"}, StorageType: etcdv1beta2.BackupStorageTypePVC,
 			BackupSource: etcdv1beta2.BackupSource{PVC: &etcdv1beta2.PVCSource{ClaimName: "backups", Path: "dir/etcd.backup"}}},
 			backup.Args{Endpoints: []string{"http://a:2379", "http://b:2379"}, Timeout: backup.DefaultTimeout,
-				File: desired.BackupDir + "/dir/etcd.backup", AWSDir: backup.DefaultAWSDir, ResultFile: backup.DefaultResultFile}},
+				File: desired.BackupDir + "/dir/etcd.backup", AWSDir: backup.DefaultAWSDir, ResultFile: backup.DefaultResultFile,
+				ScratchDir: desired.BackupScratchDir}},
 	} {
 		cmd := desired.BackupCommand(&etcdv1beta2.EtcdBackup{Spec: tc.spec})
 		if cmd[0] != desired.OperatorBinary || cmd[1] != backup.Subcommand {

@@ -198,12 +198,11 @@ func Run(ctx context.Context, lg *zap.Logger, c Config) error {
 		return err
 	}
 	manager := snapshot.NewV3(lg)
-	status, err := manager.Status(db)
+	revision, err := backup.SnapshotRevision(db)
 	if err != nil {
 		return fmt.Errorf("reading the snapshot of %s: %w", c.source(), err)
 	}
-	lg.Info("snapshot copied", zap.String("from", c.source()), zap.Int64("revision", status.Revision),
-		zap.Int("keys", status.TotalKey), zap.Int64("size", status.TotalSize), zap.String("storage-version", status.Version))
+	lg.Info("snapshot copied", zap.String("from", c.source()), zap.Int64("revision", revision))
 	restored := filepath.Join(work, "data")
 	err = manager.Restore(snapshot.RestoreConfig{
 		SnapshotPath:        db,
@@ -223,7 +222,7 @@ func Run(ctx context.Context, lg *zap.Logger, c Config) error {
 		return fmt.Errorf("moving the restored member into %s: %w", c.DataDir, err)
 	}
 	lg.Info("member seeded", zap.String("name", c.Name), zap.String("from", c.source()), zap.String("data-dir", c.DataDir),
-		zap.Int64("revision", status.Revision))
+		zap.Int64("revision", revision))
 	return nil
 }
 
