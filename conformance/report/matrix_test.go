@@ -3,6 +3,7 @@ package report
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestMatrixPutsRunsSideBySideWithReasons(t *testing.T) {
@@ -52,5 +53,45 @@ func TestTrimDirMakesReportPathsRelative(t *testing.T) {
 	c := r.Checks[0]
 	if c.Failure != "2 errors (history upgrade/h.jsonl)" || c.Traffic["upgrade"].History != "upgrade/h.jsonl" || c.Traffic["upgrade"].Failures[0] != "see upgrade/h.jsonl" {
 		t.Errorf("paths not relative: %+v %+v", c, c.Traffic["upgrade"])
+	}
+}
+
+// TestMergeRunsJoinsANodesRunIntoItsProfilesColumn: the node checks run on
+// their own cluster; the results matrix shows them in the profile's column,
+// judged together with the rest.
+func TestMergeRunsJoinsANodesRunIntoItsProfilesColumn(t *testing.T) {
+	day := time.Date(2026, 12, 5, 8, 0, 0, 0, time.UTC)
+	main := &Report{Profile: "reference", Started: day, Duration: 500000, Environment: Environment{Kubernetes: "v1.34.4", Etcd: []string{"3.5.21"}},
+		Operator: &OperatorUsage{PeakRSSBytes: 20 << 20, Samples: 9},
+		Checks: []*Check{{Name: "create", State: Passed, Required: true}, {Name: "node-loss", State: NotSelected, Required: true, Skipped: "not selected by --label-filter"},
+			{Name: "drain", State: NotSelected, Required: true, Skipped: "not selected by --label-filter"}}}
+	nodes := &Report{Profile: "reference", Started: day.Add(time.Hour), Duration: 300000, Environment: Environment{Kubernetes: "v1.34.4"},
+		Operator: &OperatorUsage{PeakRSSBytes: 25 << 20, Samples: 3},
+		Checks: []*Check{{Name: "create", State: NotSelected, Required: true}, {Name: "node-loss", State: Passed, Required: true, Duration: 90000},
+			{Name: "drain", State: Failed, Required: true, Failure: "2 voters left"}}}
+	other := &Report{Profile: "coreos-v0.9.4", Environment: Environment{Kubernetes: "v1.34.4"}, Checks: []*Check{{Name: "create", State: Passed, Required: true}}}
+	for _, r := range []*Report{main, nodes, other} {
+		r.Judge()
+	}
+	merged := MergeRuns([]*Report{main, other, nodes})
+	if len(merged) != 2 || merged[1] != other {
+		t.Fatalf("want the reference column merged and coreos' kept as it is, got %d columns", len(merged))
+	}
+	ref := merged[0]
+	states := map[string]State{}
+	for _, c := range ref.Checks {
+		states[c.Name] = c.State
+	}
+	if states["create"] != Passed || states["node-loss"] != Passed || states["drain"] != Failed {
+		t.Errorf("merged states %v: want create and node-loss passed, drain failed", states)
+	}
+	if ref.Verdict != VerdictFail || ref.Counts.Required != 3 || ref.Counts.RequiredPassed != 2 {
+		t.Errorf("merged verdict %s %+v: want FAIL with 2 of 3 required passed", ref.Verdict, ref.Counts)
+	}
+	if ref.Duration != 800000 || ref.Operator.PeakRSSBytes != 25<<20 || !ref.Started.Equal(day) || ref.Environment.Etcd[0] != "3.5.21" {
+		t.Errorf("merged run: duration %v, peak %d, started %v, etcd %v", ref.Duration, ref.Operator.PeakRSSBytes, ref.Started, ref.Environment.Etcd)
+	}
+	if main.Verdict != VerdictIncomplete || nodes.Checks[1].State != Passed {
+		t.Errorf("the runs themselves changed: %s", main.Verdict)
 	}
 }

@@ -31,7 +31,7 @@ func resultsCmd(args []string, stdout io.Writer) int {
 	fset := flag.NewFlagSet("results", flag.ContinueOnError)
 	out := fset.String("o", "", "write the Markdown here instead of stdout")
 	fset.Usage = func() {
-		fmt.Fprintln(fset.Output(), "usage: etcdproof results [-o FILE] REPORT.json|DIR...\n\nrenders the runs side by side; a DIR is searched for report.json files")
+		fmt.Fprintln(fset.Output(), "usage: etcdproof results [-o FILE] REPORT.json|DIR...\n\nrenders the runs side by side, the runs of one profile on one Kubernetes version in one column; a DIR is searched for report.json files")
 		fset.PrintDefaults()
 	}
 	if err := fset.Parse(args); err != nil {
@@ -42,7 +42,7 @@ func resultsCmd(args []string, stdout io.Writer) int {
 		fmt.Fprintf(os.Stderr, "etcdproof results: %v\n", err)
 		return runner.ExitCouldNot
 	}
-	md := resultsHeader + report.Matrix(reports, profile.CheckLabels)
+	md := resultsHeader + report.Matrix(report.MergeRuns(reports), profile.CheckLabels)
 	if *out == "" {
 		fmt.Fprint(stdout, md)
 		return runner.ExitPass

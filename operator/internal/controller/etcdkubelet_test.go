@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -244,30 +243,37 @@ func (k *etcdKubelet) claimDir(ctx context.Context, namespace, claimName string)
 	return k.volumes[claim.UID], nil
 }
 
-// mountBackup points a seed that restores a backup file at the directory of
-// the claim the pod mounts at desired.RestoreBackupDir.
+// mountBackup points a seed that restores a backup at the test directories
+// standing in for the seed container's mounts: the claim holding a backup
+// file, or the awsSecret's files for a backup in S3.
 func (k *etcdKubelet) mountBackup(ctx context.Context, pod *corev1.Pod, cfg *seed.Config) error {
-	if cfg == nil || !strings.HasPrefix(cfg.FromFile, desired.RestoreBackupDir+"/") {
+	if cfg == nil || (cfg.FromFile == "" && cfg.AWSDir == "") {
 		return nil
 	}
 	for _, ctr := range pod.Spec.InitContainers {
-		for _, m := range ctr.VolumeMounts {
-			if m.MountPath != desired.RestoreBackupDir {
+		if ctr.Name != desired.SeedContainerName {
+			continue
+		}
+		mounts, err := k.mountDirs(ctx, pod, ctr)
+		if err != nil {
+			return err
+		}
+		for _, p := range []*string{&cfg.FromFile, &cfg.AWSDir} {
+			if *p == "" {
 				continue
 			}
-			for _, v := range pod.Spec.Volumes {
-				if v.Name == m.Name && v.PersistentVolumeClaim != nil {
-					dir, err := k.claimDir(ctx, pod.Namespace, v.PersistentVolumeClaim.ClaimName)
-					if err != nil {
-						return err
-					}
-					cfg.FromFile = filepath.Join(dir, strings.TrimPrefix(cfg.FromFile, desired.RestoreBackupDir+"/"))
-					return nil
+			moved := false
+			for path, dir := range mounts {
+				if *p == path || strings.HasPrefix(*p, path+"/") {
+					*p, moved = dir+strings.TrimPrefix(*p, path), true
 				}
+			}
+			if !moved {
+				return fmt.Errorf("the seed reads %s, but nothing is mounted there", *p)
 			}
 		}
 	}
-	return fmt.Errorf("the seed reads %s, but no claim is mounted at %s", cfg.FromFile, desired.RestoreBackupDir)
+	return nil
 }
 
 // run is the container: start etcd, and start it again a second after it
