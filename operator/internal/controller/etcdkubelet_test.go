@@ -247,8 +247,12 @@ func (k *etcdKubelet) claimDir(ctx context.Context, namespace, claimName string)
 // standing in for the seed container's mounts: the claim holding a backup
 // file, or the awsSecret's files for a backup in S3.
 func (k *etcdKubelet) mountBackup(ctx context.Context, pod *corev1.Pod, cfg *seed.Config) error {
-	if cfg == nil || (cfg.FromFile == "" && cfg.AWSDir == "") {
+	if cfg == nil || (cfg.FromFile == "" && cfg.FromS3Path == "") {
 		return nil
+	}
+	paths := []*string{&cfg.FromFile}
+	if cfg.FromS3Path != "" {
+		paths = append(paths, &cfg.AWSDir)
 	}
 	for _, ctr := range pod.Spec.InitContainers {
 		if ctr.Name != desired.SeedContainerName {
@@ -258,7 +262,7 @@ func (k *etcdKubelet) mountBackup(ctx context.Context, pod *corev1.Pod, cfg *see
 		if err != nil {
 			return err
 		}
-		for _, p := range []*string{&cfg.FromFile, &cfg.AWSDir} {
+		for _, p := range paths {
 			if *p == "" {
 				continue
 			}
