@@ -83,6 +83,11 @@ func Run(ctx context.Context, o Options) int {
 	if err := os.MkdirAll(o.Framework.ReportDir, 0o755); err != nil {
 		return couldNot(fmt.Errorf("--report-dir: %w", err))
 	}
+	restoreLogs, err := routeClientGoLogs(filepath.Join(o.Framework.ReportDir, ClientGoLog))
+	if err != nil {
+		return couldNot(err)
+	}
+	defer restoreLogs()
 	images := append(slices.Clone(p.Images), o.Framework.TrafficImage)
 	teardown, err := provideCluster(ctx, &o, images)
 	if err != nil {
