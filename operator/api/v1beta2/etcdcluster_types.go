@@ -8,6 +8,10 @@ import (
 // DefaultRepository is where member images come from unless spec.repository says otherwise.
 const DefaultRepository = "quay.io/coreos/etcd"
 
+// The rule on spec.TLS itself only sees changes of a TLS that was and stays
+// set; adding or removing it is refused here.
+// +kubebuilder:validation:XValidation:rule="has(self.TLS) == has(oldSelf.TLS)",message="spec.TLS cannot be added to or removed from an existing cluster (members keep the URLs and certificates they started with); create a new cluster to change it"
+
 // EtcdClusterSpec is the desired state of an etcd cluster.
 type EtcdClusterSpec struct {
 	// Size is the number of etcd members.
@@ -39,6 +43,16 @@ type EtcdClusterSpec struct {
 	// Pod shapes the member pods.
 	// +optional
 	Pod *PodPolicy `json:"pod,omitempty"`
+
+	// TLS secures the members' peer and client traffic with certificates
+	// from Secrets (coreos etcd-operator's spec.TLS, with its capital field
+	// name). It cannot be changed once the cluster exists: the members run
+	// with the URLs and certificates they were started with, and etcd offers
+	// no way to switch a running member between http and https (coreos did
+	// not support changing it either).
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.TLS cannot be changed once the cluster exists (members keep the URLs and certificates they started with); create a new cluster to change it"
+	// +optional
+	TLS *TLSPolicy `json:"TLS,omitempty"`
 }
 
 // PodPolicy is the part of the member pods a user may shape.

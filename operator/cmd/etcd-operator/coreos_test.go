@@ -338,7 +338,7 @@ func dialMembers(t *testing.T, k *fakeKubelet, pods []corev1.Pod) etcdadmin.Admi
 		endpoints = append(endpoints, "http://"+k.ips[p.Name]+":2379")
 	}
 	k.mu.Unlock()
-	a, err := k.dial(endpoints)
+	a, err := k.dial(endpoints, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

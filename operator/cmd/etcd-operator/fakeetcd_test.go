@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/url"
@@ -63,7 +64,7 @@ func newFakeKubelet(t *testing.T, c client.Client, ns string) *fakeKubelet {
 	return k
 }
 
-func (k *fakeKubelet) dial(endpoints []string) (etcdadmin.Admin, error) {
+func (k *fakeKubelet) dial(endpoints []string, tlsConfig *tls.Config) (etcdadmin.Admin, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	var routed []string
@@ -72,7 +73,7 @@ func (k *fakeKubelet) dial(endpoints []string) (etcdadmin.Admin, error) {
 			routed = append(routed, r)
 		}
 	}
-	return etcdadmin.Dial(routed)
+	return etcdadmin.Dial(routed, tlsConfig)
 }
 
 // runMembers waits for the size pods the operator creates for a new

@@ -53,6 +53,10 @@ const (
 	// the cluster opted in: it is started again from a copy of a survivor's
 	// data, so writes the lost members acknowledged may be missing.
 	ReasonRecoveringFromSurvivor = "RecoveringFromSurvivor"
+	// ReasonClientTLSUnavailable: the cluster's members require client
+	// certificates and the operator has none for them (its operatorSecret
+	// cannot be read or is unusable); nothing is changed until it has one.
+	ReasonClientTLSUnavailable = "ClientTLSUnavailable"
 	// ReasonRestoring: an EtcdRestore replaces the cluster's members by a new
 	// cluster seeded from a backup.
 	ReasonRestoring = "Restoring"
@@ -81,6 +85,9 @@ const (
 	// EventRecoveringFromSurvivor (Warning) names the survivor whose data a
 	// cluster that lost quorum for good starts again from, and what may be lost.
 	EventRecoveringFromSurvivor = "Recovering From Survivor"
+	// EventClientTLSUnavailable (Warning) says why the operator cannot reach
+	// the members (Available is False, ClientTLSUnavailable).
+	EventClientTLSUnavailable = "Client TLS Unavailable"
 	// EventRestoring (Warning) says that an EtcdRestore replaces the
 	// cluster's members and data by a backup's.
 	EventRestoring = "Restoring From Backup"

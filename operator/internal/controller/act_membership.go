@@ -18,7 +18,7 @@ import (
 // member has no pod, counts as dead and is removed on a later pass.
 func (r *Reconciler) addMember(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, a *plan.Action) error {
 	name := desired.NewMemberName(c.Name, r.nameSuffix())
-	_, members, err := obs.admin.AddLearner(ctx, desired.PeerURL(name, c.Name, c.Namespace))
+	_, members, err := obs.admin.AddLearner(ctx, desired.PeerURL(c, name))
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,7 @@ func (r *Reconciler) bootstrap(ctx context.Context, c *etcdv1beta2.EtcdCluster, 
 	for range a.Count {
 		name := desired.NewMemberName(c.Name, r.nameSuffix())
 		names = append(names, name)
-		initial[name] = desired.PeerURL(name, c.Name, c.Namespace)
+		initial[name] = desired.PeerURL(c, name)
 	}
 	for _, name := range names {
 		m := desired.Member{Name: name, Version: a.Version, InitialCluster: initial, NewCluster: true, Token: string(c.UID)}
@@ -139,7 +139,7 @@ func initialCluster(c *etcdv1beta2.EtcdCluster, members []etcdadmin.Member) map[
 		if name == "" {
 			continue
 		}
-		initial[name] = desired.PeerURL(name, c.Name, c.Namespace)
+		initial[name] = desired.PeerURL(c, name)
 	}
 	return initial
 }

@@ -26,7 +26,7 @@ type adoptable struct {
 // cluster) and the rest (see plan.strangers); member claims with no
 // controller are adopted too. A cluster with no pod of its own reads the
 // membership from the orphans themselves: they are all it could be.
-func (r *Reconciler) sortStrangers(ctx context.Context, obs *observation, strangers []*corev1.Pod, orphanClaims []*corev1.PersistentVolumeClaim) {
+func (r *Reconciler) sortStrangers(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, strangers []*corev1.Pod, orphanClaims []*corev1.PersistentVolumeClaim) {
 	var orphans []*corev1.Pod
 	for _, p := range strangers {
 		if p.DeletionTimestamp != nil {
@@ -41,11 +41,11 @@ func (r *Reconciler) sortStrangers(ctx context.Context, obs *observation, strang
 	if len(orphans) == 0 && len(orphanClaims) == 0 {
 		return
 	}
-	if !obs.MembershipKnown && len(obs.Pods) == 0 {
+	if !obs.MembershipKnown && len(obs.Pods) == 0 && obs.NoClientTLS == "" {
 		var endpoints []string
 		for _, p := range orphans {
 			if p.Status.PodIP != "" {
-				endpoints = append(endpoints, podClientURL(p))
+				endpoints = append(endpoints, podClientURL(c, p))
 			}
 		}
 		if len(endpoints) > 0 {

@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"reflect"
@@ -227,8 +228,8 @@ func TestOperatorCrashAfterEachMutatingCall(t *testing.T) {
 }
 
 func crashingDial(crash *crashPoint) etcdadmin.Dialer {
-	return func(endpoints []string) (etcdadmin.Admin, error) {
-		a, err := etcdadmin.Dial(endpoints)
+	return func(endpoints []string, tlsConfig *tls.Config) (etcdadmin.Admin, error) {
+		a, err := etcdadmin.Dial(endpoints, tlsConfig)
 		if err != nil {
 			return nil, err
 		}
@@ -261,7 +262,7 @@ func memberEndpoints(ctx context.Context, c *etcdv1beta2.EtcdCluster) ([]corev1.
 		if p.DeletionTimestamp == nil {
 			live = append(live, p)
 			if p.Status.PodIP != "" {
-				endpoints = append(endpoints, fmt.Sprintf("http://%s:%d", p.Status.PodIP, desired.ClientPort))
+				endpoints = append(endpoints, testEndpoint(c, p))
 			}
 		}
 	}
@@ -280,7 +281,11 @@ func waitConverged(t *testing.T, c *etcdv1beta2.EtcdCluster, size int, volumes b
 		if err != nil {
 			return err
 		}
-		admin, err := etcdadmin.Dial(endpoints)
+		tlsConfig, err := testClientTLS(ctx, c)
+		if err != nil {
+			return err
+		}
+		admin, err := etcdadmin.Dial(endpoints, tlsConfig)
 		if err != nil {
 			return err
 		}
@@ -357,7 +362,11 @@ func withKV(t *testing.T, c *etcdv1beta2.EtcdCluster, use func(context.Context, 
 		if err != nil {
 			return err
 		}
-		cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 2 * time.Second})
+		tlsConfig, err := testClientTLS(ctx, c)
+		if err != nil {
+			return err
+		}
+		cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 2 * time.Second, TLS: tlsConfig})
 		if err != nil {
 			return err
 		}

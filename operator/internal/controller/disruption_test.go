@@ -18,12 +18,15 @@ import (
 )
 
 // asGeneratedRole returns credentials of a ServiceAccount in ns bound to the
-// generated Role (manifests/rbac/role.yaml) and nothing else.
-func asGeneratedRole(t *testing.T, ns string) *rest.Config {
+// generated Role (manifests/rbac/role.yaml), changed by edits, and nothing else.
+func asGeneratedRole(t *testing.T, ns string, edits ...func(*rbacv1.Role)) *rest.Config {
 	t.Helper()
 	ctx := context.Background()
 	role := readRole(t, "role.yaml")
 	role.Namespace = ns
+	for _, edit := range edits {
+		edit(role)
+	}
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "etcd-operator", Namespace: ns}}
 	binding := &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: role.Name, Namespace: ns},

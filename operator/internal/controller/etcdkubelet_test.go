@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -174,13 +176,17 @@ func (k *etcdKubelet) terminate(ctx context.Context, pod *corev1.Pod) {
 	}
 }
 
-// memberConfig reads the etcd member a pod runs from its command line.
+// memberConfig reads the etcd member a pod runs from its command line and
+// the volumes its etcd container mounts (a Secret's data is written to a
+// directory standing in for its mount path, as the kubelet does).
 func (k *etcdKubelet) memberConfig(ctx context.Context, pod *corev1.Pod) (*embed.Config, error) {
 	flags := map[string]string{}
+	var etcd corev1.Container
 	for _, ctr := range pod.Spec.Containers {
 		if ctr.Name != desired.ContainerName {
 			continue
 		}
+		etcd = ctr
 		for _, arg := range ctr.Command {
 			if name, value, ok := strings.Cut(strings.TrimPrefix(arg, "--"), "="); ok {
 				flags[name] = value
@@ -191,6 +197,10 @@ func (k *etcdKubelet) memberConfig(ctx context.Context, pod *corev1.Pod) (*embed
 	if err != nil {
 		return nil, err
 	}
+	mounts, err := k.mountDirs(ctx, pod, etcd)
+	if err != nil {
+		return nil, err // a Secret not there yet: the pod waits, as ContainerCreating does
+	}
 	ip := nextPodIP()
 	cfg := embed.NewConfig()
 	cfg.Name = flags["name"]
@@ -200,8 +210,19 @@ func (k *etcdKubelet) memberConfig(ctx context.Context, pod *corev1.Pod) (*embed
 	if token := flags["initial-cluster-token"]; token != "" {
 		cfg.InitialClusterToken = token
 	}
-	cfg.ListenPeerUrls = []url.URL{{Scheme: "http", Host: net.JoinHostPort(ip.String(), fmt.Sprint(desired.PeerPort))}}
-	cfg.ListenClientUrls = []url.URL{{Scheme: "http", Host: net.JoinHostPort(ip.String(), fmt.Sprint(desired.ClientPort))}}
+	for flag, listen := range map[string]*[]url.URL{"listen-peer-urls": &cfg.ListenPeerUrls, "listen-client-urls": &cfg.ListenClientUrls} {
+		u, err := url.Parse(flags[flag])
+		if err != nil || u.Port() == "" {
+			return nil, fmt.Errorf("--%s=%q: %v", flag, flags[flag], err)
+		}
+		*listen = []url.URL{{Scheme: u.Scheme, Host: net.JoinHostPort(ip.String(), u.Port())}}
+	}
+	if cfg.PeerTLSInfo, err = tlsInfo(flags, mounts, "peer-"); err != nil {
+		return nil, err
+	}
+	if cfg.ClientTLSInfo, err = tlsInfo(flags, mounts, ""); err != nil {
+		return nil, err
+	}
 	for flag, urls := range map[string]*[]url.URL{
 		"initial-advertise-peer-urls": &cfg.AdvertisePeerUrls, "advertise-client-urls": &cfg.AdvertiseClientUrls,
 	} {
@@ -217,6 +238,29 @@ func (k *etcdKubelet) memberConfig(ctx context.Context, pod *corev1.Pod) (*embed
 		zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig()), zapcore.Lock(os.Stderr), zap.ErrorLevel),
 	).With(zap.String("member", cfg.Name)))
 	return cfg, nil
+}
+
+// tlsInfo reads etcd's certificate flags with prefix ("peer-" or "") and
+// moves their files into the directories standing in for the mounts.
+func tlsInfo(flags, mounts map[string]string, prefix string) (transport.TLSInfo, error) {
+	info := transport.TLSInfo{ClientCertAuth: flags[prefix+"client-cert-auth"] == "true"}
+	for flag, file := range map[string]*string{
+		"cert-file": &info.CertFile, "key-file": &info.KeyFile, "trusted-ca-file": &info.TrustedCAFile,
+	} {
+		path := flags[prefix+flag]
+		if path == "" {
+			continue
+		}
+		for mountPath, dir := range mounts {
+			if strings.HasPrefix(path, mountPath+"/") {
+				*file = filepath.Join(dir, strings.TrimPrefix(path, mountPath+"/"))
+			}
+		}
+		if *file == "" {
+			return info, fmt.Errorf("--%s%s=%s: nothing is mounted there", prefix, flag, path)
+		}
+	}
+	return info, nil
 }
 
 // dataDir is the member's data directory: the claim's (kept for the claim's
@@ -245,12 +289,13 @@ func (k *etcdKubelet) claimDir(ctx context.Context, namespace, claimName string)
 
 // mountBackup points a seed that restores a backup at the test directories
 // standing in for the seed container's mounts: the claim holding a backup
-// file, or the awsSecret's files for a backup in S3.
+// file, or the awsSecret's files for a backup in S3; and a seed that copies
+// a TLS survivor's data at the operatorSecret's files.
 func (k *etcdKubelet) mountBackup(ctx context.Context, pod *corev1.Pod, cfg *seed.Config) error {
-	if cfg == nil || (cfg.FromFile == "" && cfg.FromS3Path == "") {
+	if cfg == nil || (cfg.FromFile == "" && cfg.FromS3Path == "" && cfg.EtcdTLSDir == "") {
 		return nil
 	}
-	paths := []*string{&cfg.FromFile}
+	paths := []*string{&cfg.FromFile, &cfg.EtcdTLSDir}
 	if cfg.FromS3Path != "" {
 		paths = append(paths, &cfg.AWSDir)
 	}

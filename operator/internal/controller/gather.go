@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"maps"
 	"slices"
@@ -30,6 +31,9 @@ type observation struct {
 	adoptable adoptable
 	// admin is open when membership is known; the pass closes it.
 	admin etcdadmin.Admin
+	// tls reaches members that require client certificates; nil for
+	// members that serve plain HTTP.
+	tls *tls.Config
 	// restore is the cluster's unfinished EtcdRestore, nil when none.
 	restore *etcdv1beta2.EtcdRestore
 }
@@ -67,6 +71,14 @@ func (r *Reconciler) gather(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*o
 		pods: map[string]*corev1.Pod{},
 	}
 	var err error
+	if obs.tls, err = r.clientTLS(ctx, c); err != nil {
+		// Told in the Available condition and retried; not an error of the
+		// pass, whose backoff would only delay the retry.
+		obs.NoClientTLS = fmt.Sprintf("%v; the members require a client certificate, so nothing is changed until the operator has one (looked for again every %s)",
+			err, plan.PollClientTLS)
+		r.warnOnce(ctx, "client TLS "+c.Namespace+"/"+c.Name+": "+err.Error(), "no client certificate for the cluster's members",
+			"error", err.Error())
+	}
 	if obs.restore, err = r.pendingRestore(ctx, c); err != nil {
 		return nil, fmt.Errorf("reading the cluster's EtcdRestore: %w", err)
 	}
@@ -91,13 +103,13 @@ func (r *Reconciler) gather(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*o
 		// A pod whose etcd does not run keeps its IP (CrashLoopBackOff,
 		// ImagePullBackOff): dialing it would only hold calls until they time out.
 		if p.Status.PodIP != "" && p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodFailed && info.NotRunning == "" {
-			endpoints = append(endpoints, podClientURL(p))
+			endpoints = append(endpoints, podClientURL(c, p))
 		}
 	}
 	if _, old, ok := plan.Retiring(obs.Pods); ok {
 		// The old cluster's pods, which a seeded member replaces: only the
 		// new cluster's membership counts from now on.
-		endpoints = withoutPods(endpoints, obs.pods, old)
+		endpoints = withoutPods(c, endpoints, obs.pods, old)
 	}
 	if obs.UsesPVC {
 		var pvcs corev1.PersistentVolumeClaimList
@@ -114,6 +126,9 @@ func (r *Reconciler) gather(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*o
 			}
 		}
 	}
+	if obs.NoClientTLS != "" {
+		endpoints = nil // no member would answer
+	}
 	if len(endpoints) > 0 {
 		r.readMembership(ctx, obs, endpoints)
 	}
@@ -121,20 +136,14 @@ func (r *Reconciler) gather(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*o
 	if len(endpoints) > 0 && !obs.UsesPVC && obs.Phase == etcdv1beta2.PhaseRunning && (!obs.MembershipKnown || obs.LeaderID == 0) {
 		r.readLocal(ctx, obs, endpoints)
 	}
-	r.sortStrangers(ctx, obs, strangers, orphanClaims)
+	r.sortStrangers(ctx, c, obs, strangers, orphanClaims)
 	return obs, nil
-}
-
-// podClientURL is the client URL of a member pod by its IP (the member's own
-// advertised URL is a DNS name the operator may not resolve).
-func podClientURL(p *corev1.Pod) string {
-	return fmt.Sprintf("http://%s:%d", p.Status.PodIP, desired.ClientPort)
 }
 
 // readMembership fills the etcd part of obs; when no member answers the
 // membership stays unknown, which the plan treats as "do not touch membership".
 func (r *Reconciler) readMembership(ctx context.Context, obs *observation, endpoints []string) {
-	admin, err := r.Dial(endpoints)
+	admin, err := r.Dial(endpoints, obs.tls)
 	if err != nil {
 		return
 	}

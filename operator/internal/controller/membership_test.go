@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/url"
@@ -37,7 +38,7 @@ type fakeNetwork struct {
 	routes map[string]string // "http://<pod IP>:2379" → embedded member's client URL
 }
 
-func (n *fakeNetwork) dial(endpoints []string) (etcdadmin.Admin, error) {
+func (n *fakeNetwork) dial(endpoints []string, tlsConfig *tls.Config) (etcdadmin.Admin, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	var routed []string
@@ -46,7 +47,7 @@ func (n *fakeNetwork) dial(endpoints []string) (etcdadmin.Admin, error) {
 			routed = append(routed, r)
 		}
 	}
-	return etcdadmin.Dial(routed)
+	return etcdadmin.Dial(routed, tlsConfig)
 }
 
 func loopbackURL(t *testing.T) url.URL {
@@ -229,7 +230,7 @@ func TestDeadMemberIsRemovedAndReplaced(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	admin, err := etcdadmin.Dial(clientURLs(members, pods[0], pods[1]))
+	admin, err := etcdadmin.Dial(clientURLs(members, pods[0], pods[1]), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +306,7 @@ func TestScaleDownOrder(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			c, pods, members := runningCluster(t, tt.name, tt.from, plan.Options{})
-			admin, err := etcdadmin.Dial(clientURLs(members, pods...))
+			admin, err := etcdadmin.Dial(clientURLs(members, pods...), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -411,7 +412,7 @@ func TestUpgradeWithVolumesRestartsMembersInPlaceLeaderLast(t *testing.T) {
 			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
 		}}
 	})
-	admin, err := etcdadmin.Dial(clientURLs(members, pods...))
+	admin, err := etcdadmin.Dial(clientURLs(members, pods...), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -509,7 +510,7 @@ func TestUnsafeSkipDeadMemberRemovalLeavesTheDeadMember(t *testing.T) {
 	if err := k8s.Delete(ctx, &victim, client.GracePeriodSeconds(0)); err != nil {
 		t.Fatal(err)
 	}
-	admin, err := etcdadmin.Dial(clientURLs(members, pods[0], pods[1]))
+	admin, err := etcdadmin.Dial(clientURLs(members, pods[0], pods[1]), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,7 +81,7 @@ func TestMemberThatDoesNotRunIsReplaced(t *testing.T) {
 			stopMember(members[victim.Name])
 			tt.stall(t, &victim)
 
-			admin, err := etcdadmin.Dial(clientURLs(members, pods[0], pods[1]))
+			admin, err := etcdadmin.Dial(clientURLs(members, pods[0], pods[1]), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -125,7 +125,7 @@ func statusReason(c *etcdv1beta2.EtcdCluster, a plan.Action, refusal *plan.Refus
 	switch {
 	case refusal != nil:
 		return refusal.Message
-	case a.Kind == plan.Fail, a.Reason == conditions.ReasonForeignPods:
+	case a.Kind == plan.Fail, a.Reason == conditions.ReasonForeignPods, a.Reason == conditions.ReasonClientTLSUnavailable:
 		return a.Message
 	case c.Spec.Paused:
 		return a.Message
@@ -153,6 +153,8 @@ func availability(obs *observation, a plan.Action, ph etcdv1beta2.ClusterPhase, 
 		return verdict{false, conditions.ReasonQuorumLost, a.Message}
 	case a.Reason == conditions.ReasonForeignPods && len(obs.Pods) == 0:
 		return verdict{false, conditions.ReasonForeignPods, a.Message}
+	case a.Reason == conditions.ReasonClientTLSUnavailable:
+		return verdict{false, conditions.ReasonClientTLSUnavailable, a.Message}
 	case !obs.MembershipKnown && (ph == etcdv1beta2.PhaseCreating):
 		return verdict{false, conditions.ReasonBootstrapping, "no member answers yet"}
 	case !obs.MembershipKnown:
@@ -217,15 +219,24 @@ var refusalEvents = map[string]string{
 }
 
 // recordRefusal emits the refusal Event once, when the Upgrading condition
-// first turns into a refusal (or a held upgrade).
+// first turns into a refusal (or a held upgrade), and the client TLS Event
+// once, when Available first says the operator cannot reach the members.
 func (r *Reconciler) recordRefusal(c *etcdv1beta2.EtcdCluster, st *etcdv1beta2.EtcdClusterStatus) {
-	now := meta.FindStatusCondition(st.Conditions, conditions.Upgrading)
-	if now == nil || refusalEvents[now.Reason] == "" {
-		return
+	if now, ok := turned(c, st, conditions.Upgrading); ok && refusalEvents[now.Reason] != "" {
+		r.event(c, corev1.EventTypeWarning, refusalEvents[now.Reason], "Upgrade", "%s", now.Message)
 	}
-	before := meta.FindStatusCondition(c.Status.Conditions, conditions.Upgrading)
-	if before != nil && before.Reason == now.Reason && before.Message == now.Message {
-		return
+	if now, ok := turned(c, st, conditions.Available); ok && now.Reason == conditions.ReasonClientTLSUnavailable {
+		r.event(c, corev1.EventTypeWarning, conditions.EventClientTLSUnavailable, "Connect", "%s", now.Message)
 	}
-	r.event(c, corev1.EventTypeWarning, refusalEvents[now.Reason], "Upgrade", "%s", now.Message)
+}
+
+// turned returns condition t of st when its reason or message differ from
+// those c's status has.
+func turned(c *etcdv1beta2.EtcdCluster, st *etcdv1beta2.EtcdClusterStatus, t string) (*metav1.Condition, bool) {
+	now := meta.FindStatusCondition(st.Conditions, t)
+	if now == nil {
+		return nil, false
+	}
+	before := meta.FindStatusCondition(c.Status.Conditions, t)
+	return now, before == nil || before.Reason != now.Reason || before.Message != now.Message
 }

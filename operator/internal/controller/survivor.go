@@ -17,7 +17,7 @@ import (
 // quorum is lost that is all there is to read. Each answer is matched to its
 // pod through the member's own name, not the endpoint it came from.
 func (r *Reconciler) readLocal(ctx context.Context, obs *observation, endpoints []string) {
-	admin, err := r.Dial(endpoints)
+	admin, err := r.Dial(endpoints, obs.tls)
 	if err != nil {
 		return
 	}
@@ -40,11 +40,11 @@ func (r *Reconciler) readLocal(ctx context.Context, obs *observation, endpoints 
 }
 
 // withoutPods leaves the client URLs of the named pods out of endpoints.
-func withoutPods(endpoints []string, pods map[string]*corev1.Pod, names []string) []string {
+func withoutPods(c *etcdv1beta2.EtcdCluster, endpoints []string, pods map[string]*corev1.Pod, names []string) []string {
 	leave := map[string]bool{}
 	for _, name := range names {
 		if p, ok := pods[name]; ok {
-			leave[podClientURL(p)] = true
+			leave[podClientURL(c, p)] = true
 		}
 	}
 	return slices.DeleteFunc(endpoints, func(ep string) bool { return leave[ep] })
@@ -61,7 +61,7 @@ func (r *Reconciler) seedFromSurvivor(ctx context.Context, c *etcdv1beta2.EtcdCl
 		return nil
 	}
 	name := desired.NewMemberName(c.Name, r.nameSuffix())
-	s := desired.Seed{Image: r.SeedImage, From: a.From, FromURL: podClientURL(survivor), RaftIndex: a.RaftIndex, Replaces: a.Names}
+	s := desired.Seed{Image: r.SeedImage, From: a.From, FromURL: podClientURL(c, survivor), RaftIndex: a.RaftIndex, Replaces: a.Names}
 	pod := desired.SeedPod(c, desired.Member{Name: name, Version: a.Version}, s, r.Unsafe)
 	if err := r.Client.Create(ctx, pod); err != nil {
 		return fmt.Errorf("creating seeded pod %s: %w", name, err)

@@ -23,8 +23,8 @@ func TestNamesAndURLs(t *testing.T) {
 	tests := []struct{ got, want string }{
 		{PeerServiceName("example"), "example"},
 		{ClientServiceName("example"), "example-client"},
-		{PeerURL("example-abc", "example", "ns1"), "http://example-abc.example.ns1.svc:2380"},
-		{ClientURL("example-abc", "example", "ns1"), "http://example-abc.example.ns1.svc:2379"},
+		{PeerURL(sample(), "example-abc"), "http://example-abc.example.ns1.svc:2380"},
+		{ClientURL(sample(), "example-abc"), "http://example-abc.example.ns1.svc:2379"},
 		{MemberNameFromPeerURL("http://example-abc.example.ns1.svc:2380"), "example-abc"},
 		{MemberNameFromPeerURL("http://127.0.0.1:2380"), "127"},
 		{Image(sample(), "3.5.21"), "quay.io/coreos/etcd:v3.5.21"},
@@ -206,7 +206,7 @@ func TestMemberPVC(t *testing.T) {
 
 func TestBootstrapClusterReadsBackTheCommand(t *testing.T) {
 	c := sample()
-	initial := map[string]string{"example-a": PeerURL("example-a", "example", "ns1"), "example-b": PeerURL("example-b", "example", "ns1")}
+	initial := map[string]string{"example-a": PeerURL(sample(), "example-a"), "example-b": PeerURL(sample(), "example-b")}
 	boot := EtcdCommand(c, Member{Name: "example-a", Version: "3.5.21", InitialCluster: initial, NewCluster: true, Token: "uid-1"})
 	got := BootstrapCluster(boot)
 	if len(got) != 2 || got["example-b"] != initial["example-b"] || TokenOf(boot) != "uid-1" {

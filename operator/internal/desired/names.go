@@ -70,14 +70,14 @@ func MemberHost(member, cluster, namespace string) string {
 	return fmt.Sprintf("%s.%s.%s.svc", member, PeerServiceName(cluster), namespace)
 }
 
-// PeerURL is the member's advertised peer URL.
-func PeerURL(member, cluster, namespace string) string {
-	return fmt.Sprintf("http://%s:%d", MemberHost(member, cluster, namespace), PeerPort)
+// PeerURL is the member's advertised peer URL: https with peer TLS.
+func PeerURL(c *etcdv1beta2.EtcdCluster, member string) string {
+	return fmt.Sprintf("%s://%s:%d", PeerScheme(c), MemberHost(member, c.Name, c.Namespace), PeerPort)
 }
 
-// ClientURL is the member's advertised client URL.
-func ClientURL(member, cluster, namespace string) string {
-	return fmt.Sprintf("http://%s:%d", MemberHost(member, cluster, namespace), ClientPort)
+// ClientURL is the member's advertised client URL: https with client TLS.
+func ClientURL(c *etcdv1beta2.EtcdCluster, member string) string {
+	return fmt.Sprintf("%s://%s:%d", ClientScheme(c), MemberHost(member, c.Name, c.Namespace), ClientPort)
 }
 
 // MemberNameFromPeerURL recovers the pod name from a peer URL built by PeerURL;

@@ -88,18 +88,19 @@ func EtcdCommand(c *etcdv1beta2.EtcdCluster, m Member) []string {
 		EtcdBinary,
 		"--name=" + m.Name,
 		"--data-dir=" + DataDir,
-		fmt.Sprintf("--listen-client-urls=http://0.0.0.0:%d", ClientPort),
-		fmt.Sprintf("--listen-peer-urls=http://0.0.0.0:%d", PeerPort),
+		fmt.Sprintf("--listen-client-urls=%s://0.0.0.0:%d", ClientScheme(c), ClientPort),
+		fmt.Sprintf("--listen-peer-urls=%s://0.0.0.0:%d", PeerScheme(c), PeerPort),
+		// Plain HTTP whatever spec.TLS says: the probes' listener (see MetricsPort).
 		fmt.Sprintf("--listen-metrics-urls=http://0.0.0.0:%d", MetricsPort),
-		"--advertise-client-urls=" + ClientURL(m.Name, c.Name, c.Namespace),
-		"--initial-advertise-peer-urls=" + PeerURL(m.Name, c.Name, c.Namespace),
+		"--advertise-client-urls=" + ClientURL(c, m.Name),
+		"--initial-advertise-peer-urls=" + PeerURL(c, m.Name),
 		"--initial-cluster=" + InitialClusterFlag(m.InitialCluster),
 		"--initial-cluster-state=" + state,
 	}
 	if m.NewCluster && m.Token != "" {
 		cmd = append(cmd, "--initial-cluster-token="+m.Token)
 	}
-	return cmd
+	return append(cmd, tlsFlags(c)...)
 }
 
 // MemberPod is the pod of one member, named like the member. Its probes are
@@ -120,6 +121,7 @@ func MemberPod(c *etcdv1beta2.EtcdCluster, m Member, u Unsafe) *corev1.Pod {
 	if m.ImageNotPulled != "" {
 		annotations[AnnotationImageNotPulled] = m.ImageNotPulled
 	}
+	certVolumes, certMounts := tlsVolumes(c)
 	startup, liveness, readiness := memberProbes(m.Version)
 	if u.ShellProbe {
 		readiness = shellReadinessProbe()
@@ -150,7 +152,7 @@ func MemberPod(c *etcdv1beta2.EtcdCluster, m Member, u Unsafe) *corev1.Pod {
 				Env:             policy.EtcdEnv,
 				SecurityContext: containerSecurityContext(),
 				Resources:       Resources(policy.Resources),
-				VolumeMounts:    []corev1.VolumeMount{{Name: DataVolume, MountPath: "/var/etcd"}},
+				VolumeMounts:    append([]corev1.VolumeMount{dataMount()}, certMounts...),
 				StartupProbe:    startup,
 				LivenessProbe:   liveness,
 				ReadinessProbe:  readiness,
@@ -158,7 +160,7 @@ func MemberPod(c *etcdv1beta2.EtcdCluster, m Member, u Unsafe) *corev1.Pod {
 			// etcd is PID 1 and handles SIGTERM; the plan stops members by
 			// deleting their pods, so etcd must get the time to finish.
 			TerminationGracePeriodSeconds: ptr.To(TerminationGracePeriodSeconds),
-			Volumes:                       []corev1.Volume{dataVolume(c, m.Name)},
+			Volumes:                       append([]corev1.Volume{dataVolume(c, m.Name)}, certVolumes...),
 			NodeSelector:                  policy.NodeSelector,
 			Tolerations:                   Tolerations(policy.Tolerations),
 			Affinity:                      affinity(c, policy),
@@ -201,6 +203,11 @@ func containerSecurityContext() *corev1.SecurityContext {
 		AllowPrivilegeEscalation: &no,
 		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 	}
+}
+
+// dataMount holds DataDir.
+func dataMount() corev1.VolumeMount {
+	return corev1.VolumeMount{Name: DataVolume, MountPath: "/var/etcd"}
 }
 
 func dataVolume(c *etcdv1beta2.EtcdCluster, member string) corev1.Volume {

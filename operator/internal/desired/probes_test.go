@@ -44,7 +44,7 @@ func TestMemberPodNeedsNoShell(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.version, func(t *testing.T) {
 			m := Member{Name: "example-a", Version: tt.version, NewCluster: true, Token: "uid-1",
-				InitialCluster: map[string]string{"example-a": PeerURL("example-a", "example", "ns1")}}
+				InitialCluster: map[string]string{"example-a": PeerURL(sample(), "example-a")}}
 			p := MemberPod(sample(), m, Unsafe{})
 			for _, c := range append(p.Spec.InitContainers, p.Spec.Containers...) {
 				if runsShell(c.Command) || runsShell(c.Args) {

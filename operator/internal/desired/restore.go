@@ -57,7 +57,7 @@ func RestoreSeedCommand(c *etcdv1beta2.EtcdCluster, member string, spec etcdv1be
 	cfg := seed.Config{
 		DataDir: DataDir,
 		Name:    member,
-		PeerURL: PeerURL(member, c.Name, c.Namespace),
+		PeerURL: PeerURL(c, member),
 		Token:   SeedToken(member),
 	}
 	switch {

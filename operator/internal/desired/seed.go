@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
+	"github.com/etcdproof/etcdproof/operator/internal/seed"
 )
 
 // Recovery of an emptyDir cluster that lost quorum for good, from the data of
@@ -52,14 +53,19 @@ func SeedToken(member string) string { return member }
 
 // SeedCommand is the init container's command line (seed.ParseFlags reads it).
 func SeedCommand(c *etcdv1beta2.EtcdCluster, member string, s Seed) []string {
-	return []string{
+	cmd := []string{
 		OperatorBinary, "seed",
 		"--from=" + s.FromURL,
 		"--data-dir=" + DataDir,
 		"--name=" + member,
-		"--initial-advertise-peer-urls=" + PeerURL(member, c.Name, c.Namespace),
+		"--initial-advertise-peer-urls=" + PeerURL(c, member),
 		"--initial-cluster-token=" + SeedToken(member),
 	}
+	if c.Spec.TLS.IsSecureClient() {
+		// The survivor requires a client certificate: the operator's.
+		cmd = append(cmd, "--"+seed.FlagEtcdTLSDir+"="+OperatorTLSDir, "--"+seed.FlagEtcdServerName+"="+ServerName(c))
+	}
+	return cmd
 }
 
 // SeedPod is the pod of the one member of a new cluster started on a copy of
@@ -67,7 +73,7 @@ func SeedCommand(c *etcdv1beta2.EtcdCluster, member string, s Seed) []string {
 // streams a snapshot from the survivor and restores it into the data dir,
 // then etcd starts on it as the only member of a new cluster.
 func SeedPod(c *etcdv1beta2.EtcdCluster, m Member, s Seed, u Unsafe) *corev1.Pod {
-	m.InitialCluster = map[string]string{m.Name: PeerURL(m.Name, c.Name, c.Namespace)}
+	m.InitialCluster = map[string]string{m.Name: PeerURL(c, m.Name)}
 	m.NewCluster, m.Token = true, SeedToken(m.Name)
 	pod := MemberPod(c, m, u)
 	pod.Annotations[AnnotationSeededFrom] = s.From
@@ -80,8 +86,16 @@ func SeedPod(c *etcdv1beta2.EtcdCluster, m Member, s Seed, u Unsafe) *corev1.Pod
 		Command:         SeedCommand(c, m.Name, s),
 		SecurityContext: containerSecurityContext(),
 		Resources:       etcd.Resources,
-		VolumeMounts:    etcd.VolumeMounts,
+		// The data dir only: the member's certificates are etcd's alone.
+		VolumeMounts: []corev1.VolumeMount{dataMount()},
 	}}
+	if s.FromURL != "" && c.Spec.TLS.IsSecureClient() {
+		// A survivor that requires a client certificate gets the
+		// operator's, mounted where coreos mounted it, for this container only.
+		pod.Spec.Volumes = append(pod.Spec.Volumes, secretVolume(OperatorTLSVolume, c.Spec.TLS.Static.OperatorSecret))
+		pod.Spec.InitContainers[0].VolumeMounts = append(pod.Spec.InitContainers[0].VolumeMounts,
+			corev1.VolumeMount{Name: OperatorTLSVolume, MountPath: OperatorTLSDir, ReadOnly: true})
+	}
 	return pod
 }
 

@@ -29,7 +29,7 @@ func TestSeedPod(t *testing.T) {
 	if !equality.Semantic.DeepEqual(init.VolumeMounts, etcd.VolumeMounts) || init.SecurityContext == nil {
 		t.Errorf("init container mounts %v (etcd: %v), security context %v", init.VolumeMounts, etcd.VolumeMounts, init.SecurityContext)
 	}
-	for _, want := range []string{"--initial-cluster=example-new=" + PeerURL("example-new", "example", "ns1"),
+	for _, want := range []string{"--initial-cluster=example-new=" + PeerURL(sample(), "example-new"),
 		"--initial-cluster-state=new", "--initial-cluster-token=" + SeedToken("example-new")} {
 		if !slices.Contains(etcd.Command, want) {
 			t.Errorf("etcd command %v lacks %s", etcd.Command, want)

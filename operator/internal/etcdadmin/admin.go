@@ -4,6 +4,7 @@ package etcdadmin
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"strings"
@@ -50,12 +51,14 @@ type Admin interface {
 	Close() error
 }
 
-// Dialer opens an Admin over the given client endpoints.
-type Dialer func(endpoints []string) (Admin, error)
+// Dialer opens an Admin over the given client endpoints; tlsConfig is nil
+// for members that serve plain HTTP.
+type Dialer func(endpoints []string, tlsConfig *tls.Config) (Admin, error)
 
 // Client talks to a cluster through a set of client endpoints.
 type Client struct {
 	endpoints   []string
+	tls         *tls.Config
 	dialTimeout time.Duration
 	c           *clientv3.Client
 }
@@ -63,26 +66,28 @@ type Client struct {
 // DefaultDialTimeout bounds how long a dead endpoint can delay a reconcile pass.
 const DefaultDialTimeout = 2 * time.Second
 
-// Dial returns a Client over endpoints (http://host:port).
-func Dial(endpoints []string) (Admin, error) {
-	return New(endpoints, DefaultDialTimeout)
+// Dial returns a Client over endpoints (http://host:port, or https://
+// with tlsConfig).
+func Dial(endpoints []string, tlsConfig *tls.Config) (Admin, error) {
+	return New(endpoints, tlsConfig, DefaultDialTimeout)
 }
 
 // New returns a Client over endpoints.
-func New(endpoints []string, dialTimeout time.Duration) (*Client, error) {
+func New(endpoints []string, tlsConfig *tls.Config, dialTimeout time.Duration) (*Client, error) {
 	if len(endpoints) == 0 {
 		return nil, errors.New("no etcd endpoints")
 	}
-	c, err := newClient(endpoints, dialTimeout)
+	c, err := newClient(endpoints, tlsConfig, dialTimeout)
 	if err != nil {
 		return nil, err
 	}
-	return &Client{endpoints: endpoints, dialTimeout: dialTimeout, c: c}, nil
+	return &Client{endpoints: endpoints, tls: tlsConfig, dialTimeout: dialTimeout, c: c}, nil
 }
 
-func newClient(endpoints []string, dialTimeout time.Duration) (*clientv3.Client, error) {
+func newClient(endpoints []string, tlsConfig *tls.Config, dialTimeout time.Duration) (*clientv3.Client, error) {
 	c, err := clientv3.New(clientv3.Config{
 		Endpoints:   endpoints,
+		TLS:         tlsConfig,
 		DialTimeout: dialTimeout,
 		Logger:      zap.NewNop(),
 	})
@@ -185,7 +190,7 @@ func (c *Client) Remove(ctx context.Context, id uint64) error {
 	if len(others) == 0 {
 		return fmt.Errorf("removing member %x: no other member answers", id)
 	}
-	via, err := newClient(others, c.dialTimeout)
+	via, err := newClient(others, c.tls, c.dialTimeout)
 	if err != nil {
 		return err
 	}
@@ -206,7 +211,7 @@ func (c *Client) MoveLeader(ctx context.Context, to uint64) error {
 		if s.LeaderID == to {
 			return nil
 		}
-		leader, err := newClient([]string{s.Endpoint}, c.dialTimeout)
+		leader, err := newClient([]string{s.Endpoint}, c.tls, c.dialTimeout)
 		if err != nil {
 			return err
 		}

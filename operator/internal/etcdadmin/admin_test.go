@@ -107,7 +107,7 @@ func dial(t *testing.T, ms ...*member) etcdadmin.Admin {
 	for _, m := range ms {
 		eps = append(eps, m.clientURL)
 	}
-	a, err := etcdadmin.Dial(eps)
+	a, err := etcdadmin.Dial(eps, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

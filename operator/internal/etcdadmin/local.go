@@ -26,7 +26,7 @@ func (c *Client) Locals(ctx context.Context) []Local {
 			if s.MemberID == 0 {
 				return // no answer (an error in the status itself still has the member's ID)
 			}
-			one, err := newClient([]string{ep}, c.dialTimeout)
+			one, err := newClient([]string{ep}, c.tls, c.dialTimeout)
 			if err != nil {
 				return
 			}

@@ -15,6 +15,10 @@ const (
 	PollSteady = 30 * time.Second
 	// AfterChange is how soon to look again after a membership change.
 	AfterChange = 200 * time.Millisecond
+	// PollClientTLS is how soon to look again for an operatorSecret that
+	// could not be read: no event tells when it appears (Secrets are not
+	// watched, see Observed.NoClientTLS).
+	PollClientTLS = 5 * time.Second
 	// OrphanGrace protects a just-created pod from being taken for an orphan
 	// by a member list that lags behind the member add.
 	OrphanGrace = 15 * time.Second
@@ -60,6 +64,11 @@ func Next(o Observed, opts Options) Action {
 func next(o Observed, opts Options) Action {
 	if o.Paused {
 		return Action{Kind: Nothing, Reason: conditions.ReasonPaused, Message: "spec.paused is true: no changes are made"}
+	}
+	if o.NoClientTLS != "" {
+		// Without a client certificate no member answers, which must not be
+		// taken for lost members: nothing is created, removed or deleted.
+		return wait(conditions.ReasonClientTLSUnavailable, o.NoClientTLS, PollClientTLS)
 	}
 	if a, ok := strangers(o); ok {
 		return a

@@ -90,6 +90,11 @@ type Observed struct {
 	Adoptable []string
 	Foreign   []string
 
+	// NoClientTLS says why the operator cannot reach members that require a
+	// client certificate (the operatorSecret cannot be read, say); "" when
+	// it can, or members need none. Nothing is changed while it is set.
+	NoClientTLS string
+
 	// MembershipKnown is false when no member answered.
 	MembershipKnown bool
 	Members         []Member

@@ -9,6 +9,7 @@ package seed
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -22,6 +23,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/etcdproof/etcdproof/operator/internal/backup"
+	"github.com/etcdproof/etcdproof/operator/internal/etcdadmin"
 )
 
 // Config says whose data to copy and which member to make of it.
@@ -29,6 +31,12 @@ type Config struct {
 	// Exactly one source is set. From is the client URL of the member whose
 	// data is copied.
 	From string
+	// EtcdTLSDir, for an https From, holds the client certificate, key and
+	// CA (backup.EtcdClientCertFile and the others: a TLS cluster's
+	// operatorSecret). From is a pod IP, which the member's certificate does
+	// not name: it must name EtcdServerName instead (desired.ServerName).
+	EtcdTLSDir     string
+	EtcdServerName string
 	// FromS3Path is a backup in S3, "<bucket>/<key>", reached at S3Endpoint
 	// (empty: AWS S3) with the AWS shared files in AWSDir (backup.LoadAWSDir).
 	FromS3Path       string
@@ -53,6 +61,8 @@ type Config struct {
 // desired.RestoreSeedCommand write them; Config.Command too).
 const (
 	FlagFrom             = "from"
+	FlagEtcdTLSDir       = "etcd-tls-dir"
+	FlagEtcdServerName   = "etcd-server-name"
 	FlagFromS3Path       = "from-s3-path"
 	FlagS3Endpoint       = "s3-endpoint"
 	FlagS3ForcePathStyle = "s3-force-path-style"
@@ -80,6 +90,8 @@ func ParseFlags(args []string) (Config, error) {
 	var c Config
 	fs := flag.NewFlagSet("etcd-operator seed", flag.ContinueOnError)
 	fs.StringVar(&c.From, FlagFrom, "", "Client URL of the member whose data is copied.")
+	fs.StringVar(&c.EtcdTLSDir, FlagEtcdTLSDir, "", "Directory holding "+backup.EtcdClientCertFile+", "+backup.EtcdClientKeyFile+" and "+backup.EtcdClientCAFile+" to reach an https --from.")
+	fs.StringVar(&c.EtcdServerName, FlagEtcdServerName, "", "Name the certificate of an https --from must have (required with --etcd-tls-dir).")
 	fs.StringVar(&c.FromS3Path, FlagFromS3Path, "", "Backup to restore, in S3: <bucket>/<key>.")
 	fs.StringVar(&c.S3Endpoint, FlagS3Endpoint, "", "URL of an S3-compatible store (default AWS S3); http://host:port for one without TLS.")
 	fs.BoolVar(&c.S3ForcePathStyle, FlagS3ForcePathStyle, false, "Address buckets as <endpoint>/<bucket>.")
@@ -109,6 +121,9 @@ func (c Config) validate() error {
 	if sources != 1 {
 		return fmt.Errorf("exactly one of --%s, --%s and --%s is required", FlagFrom, FlagFromS3Path, FlagFromFile)
 	}
+	if c.EtcdTLSDir != "" && c.EtcdServerName == "" {
+		return fmt.Errorf("--%s needs --%s", FlagEtcdTLSDir, FlagEtcdServerName)
+	}
 	if c.FromS3Path != "" {
 		if _, _, err := backup.SplitS3Path(c.FromS3Path); err != nil {
 			return err
@@ -135,6 +150,8 @@ func (c Config) Command(binary string) []string {
 		}
 	}
 	add(FlagFrom, c.From)
+	add(FlagEtcdTLSDir, c.EtcdTLSDir)
+	add(FlagEtcdServerName, c.EtcdServerName)
 	add(FlagFromS3Path, c.FromS3Path)
 	add(FlagS3Endpoint, c.S3Endpoint)
 	if c.S3ForcePathStyle {
@@ -242,8 +259,32 @@ func fetch(ctx context.Context, lg *zap.Logger, c Config, db string) error {
 		}
 		return backup.Fetch(ctx, store, key, db)
 	}
-	if _, err := clientsnapshot.SaveWithVersion(ctx, lg, clientv3.Config{Endpoints: []string{c.From}, DialTimeout: 5 * time.Second}, db); err != nil {
+	tlsConfig, err := c.clientTLS()
+	if err != nil {
+		return err
+	}
+	if _, err := clientsnapshot.SaveWithVersion(ctx, lg, clientv3.Config{Endpoints: []string{c.From}, DialTimeout: 5 * time.Second, TLS: tlsConfig}, db); err != nil {
 		return fmt.Errorf("copying a snapshot from %s: %w", c.From, err)
 	}
 	return nil
+}
+
+// clientTLS reaches an https From with the certificate in EtcdTLSDir; nil
+// without one.
+func (c Config) clientTLS() (*tls.Config, error) {
+	if c.EtcdTLSDir == "" {
+		return nil, nil
+	}
+	var pems [3][]byte
+	for i, name := range []string{backup.EtcdClientCertFile, backup.EtcdClientKeyFile, backup.EtcdClientCAFile} {
+		var err error
+		if pems[i], err = os.ReadFile(filepath.Join(c.EtcdTLSDir, name)); err != nil {
+			return nil, err
+		}
+	}
+	cfg, err := etcdadmin.ClientTLS(pems[0], pems[1], pems[2], c.EtcdServerName)
+	if err != nil {
+		return nil, fmt.Errorf("etcd client TLS in %s: %w", c.EtcdTLSDir, err)
+	}
+	return cfg, nil
 }

@@ -194,7 +194,7 @@ func TestSeedCommandParses(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := seed.Config{From: "http://10.0.0.7:2379", DataDir: desired.DataDir, Name: "demo-abc",
-		PeerURL: desired.PeerURL("demo-abc", "demo", "ns"), Token: desired.SeedToken("demo-abc"), Timeout: got.Timeout, AWSDir: seed.DefaultAWSDir}
+		PeerURL: desired.PeerURL(c, "demo-abc"), Token: desired.SeedToken("demo-abc"), Timeout: got.Timeout, AWSDir: seed.DefaultAWSDir}
 	if got != want {
 		t.Fatalf("parsed %+v, want %+v", got, want)
 	}
@@ -205,7 +205,7 @@ func TestSeedCommandParses(t *testing.T) {
 // (desired.RestoreSeedCommand) are what the subcommand reads.
 func TestRestoreSeedCommandParses(t *testing.T) {
 	c := &etcdv1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: "ns"}}
-	base := seed.Config{DataDir: desired.DataDir, Name: "demo-abc", PeerURL: desired.PeerURL("demo-abc", "demo", "ns"),
+	base := seed.Config{DataDir: desired.DataDir, Name: "demo-abc", PeerURL: desired.PeerURL(c, "demo-abc"),
 		Token: desired.SeedToken("demo-abc"), Timeout: seed.DefaultTimeout, AWSDir: seed.DefaultAWSDir}
 	for _, tc := range []struct {
 		spec etcdv1beta2.RestoreSpec
