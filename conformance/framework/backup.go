@@ -42,14 +42,19 @@ func (s *ObjectStore) s3Source(key string) map[string]any {
 // until its status says it succeeded or why it failed. An error means no
 // outcome was seen in time.
 func (c *EtcdCluster) BackUp(ctx context.Context, store *ObjectStore, key string, intervals ...any) (Outcome, error) {
+	spec := map[string]any{
+		"etcdEndpoints": []any{c.ClientEndpoint()},
+		"storageType":   "S3",
+		"s3":            store.s3Source(key),
+	}
+	if c.tls != nil {
+		// coreos' field for the client certificate of a TLS cluster.
+		spec["clientTLSSecret"] = c.tls.secrets.Client
+	}
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdBackup",
 		"metadata": map[string]any{"name": c.Name + "-backup", "namespace": c.Namespace},
-		"spec": map[string]any{
-			"etcdEndpoints": []any{c.ClientEndpoint()},
-			"storageType":   "S3",
-			"s3":            store.s3Source(key),
-		},
+		"spec":     spec,
 	}}
 	return c.env.createAndAwait(ctx, etcdBackupGVR, obj, "Reason", intervals...)
 }
@@ -141,7 +146,7 @@ func (c *EtcdCluster) readKeyspaceFrom(ctx context.Context, pod string, rev int6
 		return Keyspace{}, err
 	}
 	defer stop()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{fmt.Sprintf("127.0.0.1:%d", local)}, DialTimeout: probeTimeout, Logger: zap.NewNop()})
+	cli, err := clientv3.New(c.ClientConfig(local))
 	if err != nil {
 		return Keyspace{}, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -31,6 +32,9 @@ type EtcdCluster struct {
 	// ExtraUIDs are their UIDs (the run's objects, not the operator's).
 	ExtraObjects int
 	ExtraUIDs    []string
+	// tls is what the suite made for a profile with cluster.tls; nil
+	// without.
+	tls *clusterTLS
 }
 
 // Claims is what the operator says about the cluster in the CR status.
@@ -59,11 +63,19 @@ type ClusterSpec struct {
 	Durable bool
 }
 
-// CreateCluster renders the profile's extra objects and CR and creates them.
+// CreateCluster renders the profile's extra objects and CR and creates them;
+// with cluster.tls, the cluster's TLS Secrets come first.
 func (e *Env) CreateCluster(ctx context.Context, spec ClusterSpec) (*EtcdCluster, error) {
 	namespace, name := spec.Namespace, spec.Name
 	data := profile.TemplateData{Name: name, Namespace: namespace, Size: spec.Size, Version: spec.Version, Durable: spec.Durable,
 		Repository: e.Profile.Etcd.Repository, ServedAPI: e.Served}
+	c := &EtcdCluster{env: e, Name: name, Namespace: namespace}
+	if e.Profile.Cluster.TLS != nil {
+		var err error
+		if c.tls, err = e.createTLSSecrets(ctx, name, namespace); err != nil {
+			return nil, err
+		}
+	}
 	var extra []string
 	for i, tpl := range e.Profile.Cluster.ExtraObjects {
 		uid, err := e.createRendered(ctx, tpl, data)
@@ -77,7 +89,19 @@ func (e *Env) CreateCluster(ctx context.Context, spec ClusterSpec) (*EtcdCluster
 	if _, err := e.createRendered(ctx, e.Profile.Cluster.Template, data); err != nil {
 		return nil, fmt.Errorf("cluster CR: %w", err)
 	}
-	return &EtcdCluster{env: e, Name: name, Namespace: namespace, ExtraObjects: len(extra), ExtraUIDs: extra}, nil
+	c.ExtraObjects, c.ExtraUIDs = len(extra), extra
+	return c, nil
+}
+
+// RunCreatedUIDs are the UIDs of what the run created in the cluster's
+// namespace for it (extra objects, TLS Secrets): the cleanup check does
+// not count them as the operator's leftovers.
+func (c *EtcdCluster) RunCreatedUIDs() []string {
+	uids := slices.Clone(c.ExtraUIDs)
+	if c.tls != nil {
+		uids = append(uids, c.tls.uids...)
+	}
+	return uids
 }
 
 // createRendered creates the object a template renders to and returns its
@@ -231,10 +255,16 @@ func (c *EtcdCluster) MemberPods(ctx context.Context) ([]corev1.Pod, error) {
 	return list.Items, nil
 }
 
-// ClientEndpoint is the in-cluster URL of the client Service.
+// ClientEndpoint is the in-cluster URL of the client Service: https for a
+// TLS cluster (clientv3 dials an http:// URL in plain text whatever its TLS
+// configuration).
 func (c *EtcdCluster) ClientEndpoint() string {
 	svc, _ := profile.Render(c.env.Profile.Cluster.ClientService, profile.TemplateData{Name: c.Name, Namespace: c.Namespace})
-	return fmt.Sprintf("http://%s.%s.svc:%d", svc, c.Namespace, c.env.Profile.Cluster.ClientPort)
+	scheme := "http"
+	if c.tls != nil {
+		scheme = "https"
+	}
+	return fmt.Sprintf("%s://%s.%s.svc:%d", scheme, svc, c.Namespace, c.env.Profile.Cluster.ClientPort)
 }
 
 func podReady(p corev1.Pod) bool {

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"text/template"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,6 +25,7 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/etcdproof/etcdproof/conformance/internal/tlsgen"
 	"github.com/etcdproof/etcdproof/conformance/profile"
 )
 
@@ -63,6 +65,9 @@ type Env struct {
 	// mapper maps the kinds of rendered objects to resources (restMapping),
 	// over a memory-cached copy of Disc.
 	mapper *restmapper.DeferredDiscoveryRESTMapper
+	// ca signs the certificates of the run's TLS clusters (tlsCA).
+	caMu sync.Mutex
+	ca   *tlsgen.CA
 }
 
 // NewEnv builds clients and checks that the API server answers.
@@ -211,7 +216,7 @@ func (e *Env) Served(groupVersion string) bool {
 
 // CreateNamespace creates a namespace labelled as the suite's.
 func (e *Env) CreateNamespace(ctx context.Context, prefix string) (string, error) {
-	ns, err := e.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-", Labels: map[string]string{"etcdproof.io/suite": "true"}}}, metav1.CreateOptions{})
+	ns, err := e.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-", Labels: suiteLabels()}}, metav1.CreateOptions{})
 	if err != nil {
 		return "", err
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 )
 
 const probeTimeout = 5 * time.Second
@@ -48,7 +47,7 @@ func (c *EtcdCluster) GroundTruth(ctx context.Context, want Want) (Truth, error)
 			continue
 		}
 		defer stop()
-		cli, err := clientv3.New(clientv3.Config{Endpoints: []string{fmt.Sprintf("127.0.0.1:%d", local)}, DialTimeout: probeTimeout, Logger: zap.NewNop()})
+		cli, err := clientv3.New(c.ClientConfig(local))
 		if err != nil {
 			t.Problems = append(t.Problems, fmt.Sprintf("%s: %s: %v", ProblemUnreachable, p.Name, err))
 			continue

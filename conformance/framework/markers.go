@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 )
 
 // WriteMarker writes a key through a member pod so later steps can check
@@ -32,7 +31,7 @@ func (c *EtcdCluster) WriteMarkers(ctx context.Context, data map[string]string) 
 			continue
 		}
 		defer stop()
-		cli, err := clientv3.New(clientv3.Config{Endpoints: []string{fmt.Sprintf("127.0.0.1:%d", local)}, DialTimeout: probeTimeout, Logger: zap.NewNop()})
+		cli, err := clientv3.New(c.ClientConfig(local))
 		if err != nil {
 			continue
 		}

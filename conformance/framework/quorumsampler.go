@@ -2,12 +2,10 @@ package framework
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 )
 
 // QuorumSample is one look at how many voting members could serve a
@@ -163,7 +161,7 @@ func (s *QuorumSampler) probe(c *EtcdCluster, pod string) (*memberProbe, error) 
 	if err != nil {
 		return nil, err
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{fmt.Sprintf("127.0.0.1:%d", local)}, DialTimeout: probeTimeout, Logger: zap.NewNop()})
+	cli, err := clientv3.New(c.ClientConfig(local))
 	if err != nil {
 		stop()
 		return nil, err

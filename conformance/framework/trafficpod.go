@@ -21,7 +21,8 @@ import (
 const trafficPort = 8080
 
 // TrafficPod is `etcdproof traffic` running in the cluster against the
-// client Service; the host talks to it through a port-forward.
+// client Service (with the client Secret's certificate on a TLS cluster);
+// the host talks to it through a port-forward.
 type TrafficPod struct {
 	env       *Env
 	Name      string
@@ -72,6 +73,9 @@ func (c *EtcdCluster) StartTraffic(ctx context.Context, step string, onNode ...s
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
 		},
+	}
+	if c.tls != nil {
+		withClientTLS(pod, c.tls.secrets.Client)
 	}
 	if len(onNode) > 0 && onNode[0] != "" {
 		pod.Spec.NodeSelector = map[string]string{corev1.LabelHostname: onNode[0]}

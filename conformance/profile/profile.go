@@ -112,6 +112,9 @@ type Cluster struct {
 	// ExtraObjects are templates created before the CR (workarounds a
 	// profile needs, reported as such).
 	ExtraObjects []string `json:"extraObjects,omitempty"`
+	// TLS, when set, has the suite make each cluster's certificates and
+	// speak TLS to it (tls.go).
+	TLS *TLS `json:"tls,omitempty"`
 }
 
 // StatusPaths are dotted paths into the CR's status; empty means unsupported.

@@ -23,6 +23,7 @@ func (p *Profile) Validate() error {
 		p.validateEtcd,
 		p.validateCapabilities,
 		p.validateTemplates,
+		p.validateTLS,
 	} {
 		errs = append(errs, validate()...)
 	}

@@ -133,11 +133,14 @@ func cleanUpCluster(ctx SpecContext, input CleanupSpecInput, rules inventory.Rul
 			return inventory.TakeNamespace(ctx, e.Disc, e.Dynamic, c.Namespace)
 		},
 		Judge: func(snap inventory.Snapshot) inventory.Verdict {
-			return inventory.InNamespace(nsBefore, snap, c.ExtraUIDs, rules)
+			return inventory.InNamespace(nsBefore, snap, c.RunCreatedUIDs(), rules)
 		},
 		Saved: func(v inventory.Verdict) { _ = e.WriteJSON(v, check, "namespace-leftovers.json") },
 	}, e.Config.GetIntervals(check, "inventory-empty")...)
 	Expect(err).NotTo(HaveOccurred(), "inventory of namespace %s", c.Namespace)
+	// The run's own TLS Secrets go before the inventory after uninstall,
+	// which would count them where the namespace outlives the run.
+	Expect(c.DeleteTLSSecrets(ctx)).To(Succeed())
 	return c, inNS
 }
 

@@ -35,6 +35,9 @@ func CreateSpec(ctx SpecContext, inputGetter func() CreateSpecInput) {
 		// A result that needed help must say so next to the result.
 		rep.Note(check, "profile workaround: %d object(s) from cluster.extraObjects are created before every cluster; the operator did not create them itself (the profile says why)", c.ExtraObjects)
 	}
+	if c.TLS() {
+		rep.Note(check, "TLS (cluster.tls %s): the suite issued the cluster's peer, server and client certificates from a CA of its own; its probes and traffic present the client certificate", e.Profile.Cluster.TLS.Format)
+	}
 	took, truth := c.WaitForHealthy(ctx, framework.Want{Size: size, Version: version}, e.Config.GetIntervals(check, "members-ready")...)
 	expectWithin(rep, check, "time-to-ready", took, e.Config.Budget("create/time-to-ready"))
 	Expect(e.WriteJSON(truth, check, "ground-truth.json")).To(Succeed())

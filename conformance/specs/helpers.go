@@ -72,6 +72,9 @@ func newCluster(ctx context.Context, in newClusterInput) *framework.EtcdCluster 
 		c.WaitForGone(ctx, e.Config.GetIntervals(check, "cr-deleted")...)
 		if ns != "" {
 			e.DeleteNamespace(ctx, ns, e.Config.GetIntervals(check, "namespace-deleted")...)
+		} else {
+			// The namespace stays: the run's TLS Secrets must not.
+			Expect(c.DeleteTLSSecrets(ctx)).To(Succeed())
 		}
 	}, NodeTimeout(e.Config.SpecTimeout(profile.TimeoutClusterCleanup)))
 	return c

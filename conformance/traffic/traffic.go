@@ -4,9 +4,11 @@ package traffic
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
@@ -45,6 +47,9 @@ var reconnectBackoff = backoff.Config{BaseDelay: 100 * time.Millisecond, Multipl
 // Config shapes the load.
 type Config struct {
 	Endpoints []string
+	// TLS, when set, is how the clients dial a cluster that speaks TLS
+	// (its endpoints must be https://); nil dials in plain text.
+	TLS *tls.Config
 	// Clients is the number of concurrent clients, each with one request
 	// in flight at a time.
 	Clients int
@@ -69,6 +74,11 @@ func (c Config) Validate() error {
 	var errs []error
 	if len(c.Endpoints) == 0 {
 		errs = append(errs, errors.New("endpoints: at least one is required"))
+	}
+	for _, ep := range c.Endpoints {
+		if c.TLS != nil && strings.HasPrefix(ep, "http://") {
+			errs = append(errs, fmt.Errorf("endpoints: %s is http://, which clientv3 dials in plain text whatever the TLS settings: use https://", ep))
+		}
 	}
 	if c.Clients < 1 {
 		errs = append(errs, fmt.Errorf("clients: must be at least 1, got %d", c.Clients))
@@ -180,6 +190,7 @@ func Run(ctx context.Context, cfg Config, rec *Recorder) error {
 func newEtcdClient(cfg Config) (*clientv3.Client, error) {
 	return clientv3.New(clientv3.Config{
 		Endpoints:            cfg.Endpoints,
+		TLS:                  cfg.TLS,
 		DialTimeout:          cfg.RequestTimeout,
 		DialKeepAliveTime:    keepAliveTime,
 		DialKeepAliveTimeout: keepAliveTimeout,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 
 	"github.com/etcdproof/etcdproof/conformance/runner"
 	"github.com/etcdproof/etcdproof/conformance/traffic"
@@ -18,7 +21,12 @@ func parseTraffic(args []string) (traffic.Config, string, error) {
 	fs := flag.NewFlagSet("traffic", flag.ContinueOnError)
 	var cfg traffic.Config
 	var endpoints, listen string
+	var tlsFiles transport.TLSInfo
 	fs.StringVar(&endpoints, "endpoints", "", "comma-separated etcd client URLs (required)")
+	// etcdctl's names, which coreos' client Secret keys are named after.
+	fs.StringVar(&tlsFiles.CertFile, "cert", "", "client certificate file (PEM), for members that require one; with --key")
+	fs.StringVar(&tlsFiles.KeyFile, "key", "", "client key file (PEM); with --cert")
+	fs.StringVar(&tlsFiles.TrustedCAFile, "cacert", "", "CA certificate file (PEM) the members' certificates must chain to")
 	fs.StringVar(&listen, "listen", ":8080", "address of the control API (GET /status, POST /stop)")
 	fs.IntVar(&cfg.Clients, "clients", 8, "concurrent clients, one request in flight each")
 	fs.IntVar(&cfg.Keys, "keys", 8, "shared keys")
@@ -33,6 +41,10 @@ func parseTraffic(args []string) (traffic.Config, string, error) {
 	if endpoints != "" {
 		cfg.Endpoints = strings.Split(endpoints, ",")
 	}
+	var err error
+	if cfg.TLS, err = clientTLS(tlsFiles); err != nil {
+		return cfg, "", err
+	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, "", err
 	}
@@ -40,6 +52,22 @@ func parseTraffic(args []string) (traffic.Config, string, error) {
 		return cfg, "", errors.New("--listen must not be empty")
 	}
 	return cfg, listen, nil
+}
+
+// clientTLS is the TLS configuration the flags ask for: nil when none of
+// --cert, --key, --cacert is given.
+func clientTLS(files transport.TLSInfo) (*tls.Config, error) {
+	if files.CertFile == "" && files.KeyFile == "" && files.TrustedCAFile == "" {
+		return nil, nil
+	}
+	if (files.CertFile == "") != (files.KeyFile == "") {
+		return nil, errors.New("--cert and --key go together")
+	}
+	cfg, err := files.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("client TLS: %w", err)
+	}
+	return cfg, nil
 }
 
 func trafficCmd(ctx context.Context, args []string) int {
