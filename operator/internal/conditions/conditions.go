@@ -60,6 +60,11 @@ const (
 	// ReasonRestoring: an EtcdRestore replaces the cluster's members by a new
 	// cluster seeded from a backup.
 	ReasonRestoring = "Restoring"
+	// ReasonRestoringFromBackup: every member pod of the cluster on emptyDir
+	// is gone, with the data, and the cluster opted in: it is restored from
+	// its EtcdBackup's latest backup, so writes acknowledged after that
+	// backup are lost.
+	ReasonRestoringFromBackup = "RestoringFromBackup"
 )
 
 // Event reasons. The first four are the ones coreos etcd-operator emitted, kept

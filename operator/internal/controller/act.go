@@ -63,6 +63,8 @@ func (r *Reconciler) act(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *o
 		return r.deleteForRestore(ctx, c, obs, a)
 	case plan.SeedFromBackup:
 		return r.seedFromBackup(ctx, c, obs, a)
+	case plan.RestoreLatestBackup:
+		return r.restoreLatestBackup(ctx, c, obs, a)
 	case plan.Fail:
 		r.actFail(c, a)
 	}

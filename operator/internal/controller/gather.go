@@ -34,8 +34,9 @@ type observation struct {
 	// tls reaches members that require client certificates; nil for
 	// members that serve plain HTTP.
 	tls *tls.Config
-	// restore is the cluster's unfinished EtcdRestore, nil when none.
-	restore *etcdv1beta2.EtcdRestore
+	// restore is the cluster's unfinished EtcdRestore, nil when none;
+	// earlierRestore is its EtcdRestore when that is not in progress.
+	restore, earlierRestore *etcdv1beta2.EtcdRestore
 }
 
 func (o *observation) close() {
@@ -79,10 +80,15 @@ func (r *Reconciler) gather(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*o
 		r.warnOnce(ctx, "client TLS "+c.Namespace+"/"+c.Name+": "+err.Error(), "no client certificate for the cluster's members",
 			"error", err.Error())
 	}
-	if obs.restore, err = r.pendingRestore(ctx, c); err != nil {
+	er, err := r.clusterRestore(ctx, c)
+	if err != nil {
 		return nil, fmt.Errorf("reading the cluster's EtcdRestore: %w", err)
 	}
-	obs.Restore = planRestore(obs.restore)
+	if inProgress(c, er) {
+		obs.restore, obs.Restore = er, planRestore(er)
+	} else if er != nil {
+		obs.earlierRestore, obs.EarlierRestore = er, planEarlierRestore(c, er)
+	}
 	selector := client.MatchingLabels(desired.Selector(c.Name))
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, client.InNamespace(c.Namespace), selector); err != nil {
@@ -124,6 +130,11 @@ func (r *Reconciler) gather(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*o
 					orphanClaims = append(orphanClaims, &pvcs.Items[i])
 				}
 			}
+		}
+	}
+	if name := desired.RestoresFromBackup(c); name != "" && plan.MembersLost(obs.Observed) {
+		if obs.RestoreFromBackup, err = r.latestBackup(ctx, c, name); err != nil {
+			return nil, err
 		}
 	}
 	if obs.NoClientTLS != "" {

@@ -24,8 +24,9 @@ import (
 // +kubebuilder:rbac:groups=etcd.database.coreos.com,namespace=etcd-operator-system,resources=etcdrestores,verbs=get;list;watch
 // +kubebuilder:rbac:groups=etcd.database.coreos.com,namespace=etcd-operator-system,resources=etcdrestores/status,verbs=get;update;patch
 
-// pendingRestore returns the cluster's EtcdRestore while it is not finished.
-func (r *Reconciler) pendingRestore(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*etcdv1beta2.EtcdRestore, error) {
+// clusterRestore returns the cluster's EtcdRestore (named like it), in
+// progress or not; nil when there is none, or EtcdRestores are not served.
+func (r *Reconciler) clusterRestore(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*etcdv1beta2.EtcdRestore, error) {
 	if !r.Restores {
 		return nil, nil
 	}
@@ -33,19 +34,22 @@ func (r *Reconciler) pendingRestore(ctx context.Context, c *etcdv1beta2.EtcdClus
 	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(c), er); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
-	if er.DeletionTimestamp != nil || er.Spec.EtcdCluster.Name != c.Name ||
-		er.Status.Phase == etcdv1beta2.RestoreRestored || er.Status.Phase == etcdv1beta2.RestoreFailed {
-		return nil, nil
-	}
 	return er, nil
 }
 
-// planRestore is what the plan needs to know of er.
+// inProgress reports whether er is a restore of c still to be carried out.
+func inProgress(c *etcdv1beta2.EtcdCluster, er *etcdv1beta2.EtcdRestore) bool {
+	return er != nil && er.DeletionTimestamp == nil && er.Spec.EtcdCluster.Name == c.Name &&
+		er.Status.Phase != etcdv1beta2.RestoreRestored && er.Status.Phase != etcdv1beta2.RestoreFailed
+}
+
+// planRestore is what the plan needs to know of er, in progress.
 func planRestore(er *etcdv1beta2.EtcdRestore) *plan.Restore {
 	if er == nil {
 		return nil
 	}
-	return &plan.Restore{UID: string(er.UID), Seeding: er.Status.Phase == etcdv1beta2.RestoreSeeding, Source: desired.RestoreSource(er.Spec)}
+	return &plan.Restore{UID: string(er.UID), Seeding: er.Status.Phase == etcdv1beta2.RestoreSeeding, Source: desired.RestoreSource(er.Spec),
+		AfterLoss: er.Annotations[desired.AnnotationRestoreAfterLoss]}
 }
 
 // deleteForRestore deletes the members of the cluster being restored.
@@ -102,6 +106,11 @@ func (r *Reconciler) reportRestore(ctx context.Context, c *etcdv1beta2.EtcdClust
 	}
 	if err := r.writeRestoreStatus(ctx, er, want); err != nil {
 		log.FromContext(ctx).Info("writing the EtcdRestore's status failed", "error", err.Error())
+		return
+	}
+	if want.Phase == etcdv1beta2.RestoreRestored && obs.Restore != nil {
+		r.event(c, corev1.EventTypeNormal, conditions.EventRestoring, "Restored", "%s: done, %d members ready",
+			obs.Restore.What(), len(status.Members.Ready))
 	}
 }
 

@@ -39,7 +39,7 @@ func computeStatus(c *etcdv1beta2.EtcdCluster, obs *observation, a plan.Action, 
 	upgrading, upgradeReason, upgradeMessage := plan.UpgradeCondition(obs.Observed)
 
 	st.Phase = phase(c, a, st.Phase, len(n.ready))
-	st.Reason = statusReason(c, a, refusal)
+	st.Reason = statusReason(c, obs, a, refusal)
 	st.TargetVersion = ""
 	if upgrading {
 		st.TargetVersion = effective
@@ -120,15 +120,20 @@ func phase(c *etcdv1beta2.EtcdCluster, a plan.Action, current etcdv1beta2.Cluste
 }
 
 // statusReason is status.reason: a refused version change, or the plan's
-// message when it fails, finds foreign pods or the cluster is paused.
-func statusReason(c *etcdv1beta2.EtcdCluster, a plan.Action, refusal *plan.Refusal) string {
+// message when it fails, finds foreign pods or the cluster is paused, or
+// what a restore after every member was lost restores, while it runs.
+func statusReason(c *etcdv1beta2.EtcdCluster, obs *observation, a plan.Action, refusal *plan.Refusal) string {
 	switch {
 	case refusal != nil:
 		return refusal.Message
-	case a.Kind == plan.Fail, a.Reason == conditions.ReasonForeignPods, a.Reason == conditions.ReasonClientTLSUnavailable:
+	case a.Kind == plan.Fail, a.Reason == conditions.ReasonForeignPods, a.Reason == conditions.ReasonClientTLSUnavailable,
+		a.Reason == conditions.ReasonRestoringFromBackup:
 		return a.Message
 	case c.Spec.Paused:
 		return a.Message
+	}
+	if what, ok := plan.RestoringAfterLoss(obs.Observed); ok {
+		return what
 	}
 	return ""
 }
@@ -148,6 +153,8 @@ func availability(obs *observation, a plan.Action, ph etcdv1beta2.ClusterPhase, 
 		return verdict{false, conditions.ReasonQuorumLost, a.Message}
 	case a.Reason == conditions.ReasonRecoveringFromSurvivor:
 		return verdict{false, conditions.ReasonRecoveringFromSurvivor, a.Message}
+	case a.Reason == conditions.ReasonRestoringFromBackup:
+		return verdict{false, conditions.ReasonRestoringFromBackup, a.Message}
 	case a.Kind == plan.Wait && a.Reason == conditions.ReasonQuorumLost:
 		// The plan's own words: which members are lost, and what to do.
 		return verdict{false, conditions.ReasonQuorumLost, a.Message}
@@ -155,6 +162,9 @@ func availability(obs *observation, a plan.Action, ph etcdv1beta2.ClusterPhase, 
 		return verdict{false, conditions.ReasonForeignPods, a.Message}
 	case a.Reason == conditions.ReasonClientTLSUnavailable:
 		return verdict{false, conditions.ReasonClientTLSUnavailable, a.Message}
+	case !obs.MembershipKnown && restoringAfterLoss(obs):
+		what, _ := plan.RestoringAfterLoss(obs.Observed)
+		return verdict{false, conditions.ReasonRestoringFromBackup, what}
 	case !obs.MembershipKnown && (ph == etcdv1beta2.PhaseCreating):
 		return verdict{false, conditions.ReasonBootstrapping, "no member answers yet"}
 	case !obs.MembershipKnown:
@@ -183,12 +193,25 @@ func recovery(obs *observation, a plan.Action) verdict {
 	switch {
 	case a.Reason == conditions.ReasonRecoveringFromSurvivor:
 		return verdict{true, conditions.ReasonRecoveringFromSurvivor, a.Message}
+	case a.Reason == conditions.ReasonRestoringFromBackup:
+		return verdict{true, conditions.ReasonRestoringFromBackup, a.Message}
+	case restoringAfterLoss(obs):
+		// Until the EtcdRestore says Restored: the cluster grows back from one member.
+		what, _ := plan.RestoringAfterLoss(obs.Observed)
+		return verdict{true, conditions.ReasonRestoringFromBackup, what}
 	case obs.MembershipKnown && len(dead) > 0 && !plan.Surplus(obs.Observed):
 		return verdict{true, conditions.ReasonReplacingDeadMember, fmt.Sprintf("%d dead member(s), first %s: %s", len(dead), dead[0].Name, plan.WhyDead(obs.Observed, dead[0]))}
 	case a.Kind == plan.RecreatePod || (a.Kind == plan.RestartMember && !a.Upgrade):
 		return verdict{true, conditions.ReasonRestartingMember, a.Message}
 	}
 	return verdict{false, conditions.ReasonNoDeadMembers, "every member has a running pod"}
+}
+
+// restoringAfterLoss reports an EtcdRestore in progress that the operator
+// created after every member was lost.
+func restoringAfterLoss(obs *observation) bool {
+	_, ok := plan.RestoringAfterLoss(obs.Observed)
+	return ok
 }
 
 // authorization is the Authorized condition, and whether to set it: false

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
 	"github.com/etcdproof/etcdproof/operator/internal/seed"
@@ -14,6 +15,11 @@ const (
 	// AnnotationRestore, on a member pod, is the UID of the EtcdRestore whose
 	// backup the member was seeded from.
 	AnnotationRestore = "etcd.database.coreos.com/restore"
+	// AnnotationRestoreAfterLoss, on an EtcdRestore the operator created
+	// because every member of its cluster was lost (RestoreAfterLoss), says
+	// for people what it restores: the EtcdBackup, the backup's path,
+	// revision and time. Messages about the restore repeat it.
+	AnnotationRestoreAfterLoss = "etcd.database.coreos.com/restore-after-member-loss"
 	// RestoreAWSDir is where the seed container reads the EtcdRestore's
 	// awsSecret (coreos' files "credentials" and "config").
 	RestoreAWSDir = "/etc/etcd-restore/aws"
@@ -103,3 +109,22 @@ func RestoreSeedPod(c *etcdv1beta2.EtcdCluster, m Member, image string, r *etcdv
 
 // RestoreOf reads back the EtcdRestore UID RestoreSeedPod recorded.
 func RestoreOf(p *corev1.Pod) string { return p.Annotations[AnnotationRestore] }
+
+// RestoreAfterLoss is the EtcdRestore that restores c, every member of which
+// was lost, from the backup at source (what describes it). It has c's name
+// (coreos' rule) and c as owner, so it goes with the cluster.
+func RestoreAfterLoss(c *etcdv1beta2.EtcdCluster, storage etcdv1beta2.BackupStorageType, source etcdv1beta2.RestoreSource, what string) *etcdv1beta2.EtcdRestore {
+	return &etcdv1beta2.EtcdRestore{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            c.Name,
+			Namespace:       c.Namespace,
+			Annotations:     map[string]string{AnnotationRestoreAfterLoss: what},
+			OwnerReferences: []metav1.OwnerReference{OwnerReference(c)},
+		},
+		Spec: etcdv1beta2.RestoreSpec{
+			BackupStorageType: storage,
+			RestoreSource:     *source.DeepCopy(),
+			EtcdCluster:       etcdv1beta2.EtcdClusterRef{Name: c.Name},
+		},
+	}
+}

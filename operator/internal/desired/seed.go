@@ -17,6 +17,12 @@ const (
 	// operator start the cluster again from a survivor's data when quorum is
 	// lost for good, losing the writes the survivor had not received.
 	AnnotationRecoverFromSurvivor = "etcd.database.coreos.com/recover-quorum-from-survivor"
+	// AnnotationRestoreFromBackup, on an EtcdCluster on emptyDir, names an
+	// EtcdBackup of its namespace: once every member pod is gone (and the
+	// data with them), the operator restores the cluster from that
+	// EtcdBackup's latest successful backup, losing the writes acknowledged
+	// after it (see plan.MembersLost and RestoreAfterLoss).
+	AnnotationRestoreFromBackup = "etcd.database.coreos.com/restore-from-backup"
 	// AnnotationSeededFrom, on a member pod, names the survivor pod whose data
 	// the member was started on; AnnotationSeedRaftIndex is the survivor's
 	// raft index then; AnnotationReplaces lists the old cluster's pods, which
@@ -33,6 +39,12 @@ const (
 // RecoversFromSurvivor reports whether the cluster opted in.
 func RecoversFromSurvivor(c *etcdv1beta2.EtcdCluster) bool {
 	return c.Annotations[AnnotationRecoverFromSurvivor] == "true"
+}
+
+// RestoresFromBackup is the EtcdBackup the cluster opted in to restoring
+// from once every member is lost; "" when it did not.
+func RestoresFromBackup(c *etcdv1beta2.EtcdCluster) string {
+	return strings.TrimSpace(c.Annotations[AnnotationRestoreFromBackup])
 }
 
 // Seed describes where a seeded member's data comes from.

@@ -10,12 +10,6 @@ import (
 )
 
 func withoutMembership(o Observed, version string) Action {
-	live := 0
-	for _, p := range o.Pods {
-		if !p.Terminating {
-			live++
-		}
-	}
 	if len(o.Pods) == 0 && (o.Phase == etcdv1beta2.PhaseNone || o.Phase == etcdv1beta2.PhaseCreating) {
 		return Action{Kind: Bootstrap, Count: o.Size, Version: version, Reason: conditions.ReasonBootstrapping,
 			Message: fmt.Sprintf("creating %d members", o.Size), RequeueAfter: PollInFlight}
@@ -33,9 +27,8 @@ func withoutMembership(o Observed, version string) Action {
 			}
 		}
 	}
-	if live == 0 && (o.Phase == etcdv1beta2.PhaseRunning || o.Phase == etcdv1beta2.PhaseFailed) && !o.UsesPVC {
-		return Action{Kind: Fail, Reason: conditions.ReasonAllMembersLost,
-			Message: "every member pod is gone and members kept their data on emptyDir: the data is lost; delete and recreate the EtcdCluster to start a new cluster"}
+	if MembersLost(o) {
+		return afterMembersLost(o)
 	}
 	return wait(conditions.ReasonMembershipUnknown, "waiting for a member to answer", PollInFlight)
 }

@@ -33,7 +33,7 @@ func restore(o Observed, version string) (Action, bool) {
 			old = append(old, p.Name)
 		}
 	}
-	what := fmt.Sprintf("restoring the cluster from the backup %s", r.Source)
+	what := r.What()
 	if o.UsesPVC && seeded == nil && !r.Seeding {
 		return Action{Kind: Fail, Reason: conditions.ReasonRestoring,
 			Message: what + ": not done, restoring a cluster whose members keep their data on PersistentVolumeClaims is not supported yet; nothing was changed"}, true

@@ -112,6 +112,14 @@ type Observed struct {
 	// Restore is the cluster's EtcdRestore while it is not finished; nil
 	// when there is none.
 	Restore *Restore
+	// EarlierRestore is the cluster's EtcdRestore when it is not in
+	// progress (finished, or being deleted); nil when there is none.
+	EarlierRestore *EarlierRestore
+	// RestoreFromBackup is the latest backup of the EtcdBackup the cluster
+	// opted in to restoring from once every member is lost
+	// (desired.AnnotationRestoreFromBackup). Read only then (MembersLost):
+	// nil otherwise, and when the cluster did not opt in.
+	RestoreFromBackup *Backup
 }
 
 // Restore is an EtcdRestore of the cluster (same name) still to be done.
@@ -124,6 +132,19 @@ type Restore struct {
 	Seeding bool
 	// Source says where the backup is, for messages.
 	Source string
+	// AfterLoss, on an EtcdRestore the operator created because every member
+	// was lost (afterMembersLost), describes the backup it restores
+	// (Backup.Describe); "" on one a person created.
+	AfterLoss string
+}
+
+// EarlierRestore is an EtcdRestore of the cluster that is not in progress:
+// what is left of an earlier restore.
+type EarlierRestore struct {
+	// State says what it is, for messages: "Restored", "Failed", ...
+	State string
+	// Deleting is true once it is being deleted.
+	Deleting bool
 }
 
 // Options switch on deliberately unsafe behaviour for the suite's self-test.
@@ -199,6 +220,11 @@ const (
 	// DeleteForRestore: delete the pods in Names, the members of the cluster
 	// an EtcdRestore replaces, before its seeded member starts.
 	DeleteForRestore Kind = "DeleteForRestore"
+	// RestoreLatestBackup: every member is lost; create the cluster's
+	// EtcdRestore of the latest backup of EtcdBackup From (Observed.RestoreFromBackup),
+	// after deleting the earlier EtcdRestore when there is one. The restore
+	// steps then carry it out.
+	RestoreLatestBackup Kind = "RestoreLatestBackup"
 )
 
 // Action is the decision of one pass.
