@@ -33,13 +33,14 @@ vet: ## Run go vet.
 TEST_OLD_K8S ?= v1.16.15
 
 .PHONY: test-assets
-test-assets: ## Build (once) kube-apiserver, etcd and SeaweedFS weed for the integration tests (current and TEST_OLD_K8S).
+test-assets: ## Build (once) kube-apiserver, etcd and SeaweedFS weed for the integration tests (current and TEST_OLD_K8S); install Debian's chromium for the report.html browser test.
 	scripts/test-assets.sh >/dev/null
 	$(if $(TEST_OLD_K8S),scripts/test-assets.sh $(TEST_OLD_K8S) >/dev/null)
 
 .PHONY: test
-test: test-assets ## Unit and integration tests (real kube-apiserver, etcd and S3 object store; no Docker).
+test: test-assets ## Unit and integration tests (real kube-apiserver, etcd, S3 object store and headless Chromium; no Docker). ETCDPROOF_CHROMIUM=skip leaves out the browser test.
 	KUBEBUILDER_ASSETS="$$(scripts/test-assets.sh 2>/dev/null)" ETCDPROOF_WEED="$$(scripts/build-seaweedfs.sh 2>/dev/null)" \
+		ETCDPROOF_CHROMIUM="$${ETCDPROOF_CHROMIUM:-$$(scripts/ensure-tool.sh chromium 2>/dev/null)}" \
 		$(GO) test ./... -count=1
 	$(if $(TEST_OLD_K8S),KUBEBUILDER_ASSETS="$$(scripts/test-assets.sh $(TEST_OLD_K8S) 2>/dev/null)" ETCDPROOF_TEST_CRDS=legacy \
 		$(GO) test ./operator/internal/controller/ -count=1)

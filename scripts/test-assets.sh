@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Control-plane binaries for envtest (kube-apiserver + etcd), and SeaweedFS's
-# weed for the backup tests, built from source and cached. Prints the folder to
-# use as KUBEBUILDER_ASSETS (and nothing else on stdout).
+# weed for the backup tests, built from source and cached; Debian's chromium
+# for the browser test of report.html. Prints the folder to use as
+# KUBEBUILDER_ASSETS (and nothing else on stdout).
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "$0")/lib/common.sh"
 
@@ -20,6 +21,12 @@ etcd_bin=$("$ETCDPROOF_ROOT/scripts/build-etcd.sh" "$etcd_version")
 # The S3 object store of the backup tests: `make test` hands its path to the
 # tests as ETCDPROOF_WEED (scripts/build-seaweedfs.sh prints it).
 "$ETCDPROOF_ROOT/scripts/build-seaweedfs.sh" >/dev/null
+# The browser test (conformance/report/html) drives chromium, which `make test`
+# names to it as ETCDPROOF_CHROMIUM. One set already (another binary, or
+# "skip") says this machine needs none from apt.
+if [[ -z ${ETCDPROOF_CHROMIUM:-} ]]; then
+  "$ETCDPROOF_ROOT/scripts/ensure-tool.sh" chromium >/dev/null
+fi
 mkdir -p "$assets"
 ln -sf "$k8s_bin/kube-apiserver" "$kubectl_bin/kubectl" "$etcd_bin/etcd" "$assets/"
 echo "$assets"

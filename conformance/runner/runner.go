@@ -22,6 +22,7 @@ import (
 	"github.com/etcdproof/etcdproof/conformance/framework"
 	"github.com/etcdproof/etcdproof/conformance/profile"
 	"github.com/etcdproof/etcdproof/conformance/report"
+	reporthtml "github.com/etcdproof/etcdproof/conformance/report/html"
 	"github.com/etcdproof/etcdproof/conformance/specs"
 )
 
@@ -70,7 +71,8 @@ type testingT struct{ failed bool }
 
 func (t *testingT) Fail() { t.failed = true }
 
-// Run runs the suite and writes report.json, report.md and junit.xml.
+// Run runs the suite and writes report.json, report.md, report.html and
+// junit.xml.
 func Run(ctx context.Context, o Options) int {
 	p, err := profile.Load(o.ProfilePath)
 	if err != nil {
@@ -162,6 +164,12 @@ func writeReports(dir string, rep *report.Report, gr types.Report) error {
 	}
 	if len(gr.SpecReports) > 0 {
 		errs = append(errs, reporters.GenerateJUnitReport(gr, filepath.Join(dir, "junit.xml")))
+	}
+	// report.html is for people; report.json and junit.xml carry the
+	// verdict, so a page that cannot be written costs the run nothing
+	// (`etcdproof report html` can make it later).
+	if err := reporthtml.Write(dir, rep); err != nil {
+		fmt.Fprintf(os.Stderr, "etcdproof: %s not written: %v\n", reporthtml.FileName, err)
 	}
 	return errors.Join(errs...)
 }

@@ -8,14 +8,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onsi/ginkgo/v2/types"
+
 	"github.com/etcdproof/etcdproof/conformance/framework"
 	"github.com/etcdproof/etcdproof/conformance/internal/apiservertest"
 	"github.com/etcdproof/etcdproof/conformance/report"
+	"github.com/etcdproof/etcdproof/conformance/validate"
 )
 
 // A real API server without nodes: the operator installs but never becomes
 // available, so the run must end INCOMPLETE (2), not "fail" (1), and still
-// leave report.json, report.md and junit.xml.
+// leave report.json, report.md, report.html and junit.xml.
 func TestRunThatCannotStartTheOperatorExitsTwoWithReports(t *testing.T) {
 	kubeconfig, assets := apiservertest.Start(t)
 	dir := t.TempDir()
@@ -50,10 +53,33 @@ func TestRunThatCannotStartTheOperatorExitsTwoWithReports(t *testing.T) {
 	if got["create"] != report.Incomplete || got["upgrade"] != report.NotSelected || rep.Verdict != report.VerdictIncomplete || rep.SetupFailure == "" {
 		t.Errorf("checks = %v, verdict = %q, setup failure = %q", got, rep.VerdictLine, rep.SetupFailure)
 	}
-	for _, f := range []string{"report.md", "junit.xml"} {
+	for _, f := range []string{"report.md", "report.html", "junit.xml"} {
 		if _, err := os.Stat(filepath.Join(reportDir, f)); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+}
+
+// A history gone from the report dir costs the page its timeline, never
+// the run its reports.
+func TestWriteReportsWritesTheHTMLBesideTheMarkdown(t *testing.T) {
+	dir := t.TempDir()
+	rec := report.NewRecorder()
+	rec.Traffic("upgrade", "upgrade", validate.Result{Linearizability: validate.Linearizable}, filepath.Join(dir, "upgrade", "history-upgrade.jsonl"))
+	rec.Check("upgrade").State, rec.Check("upgrade").Required = report.Passed, true
+	rep := &report.Report{SchemaVersion: report.SchemaVersion, Profile: "reference", Checks: rec.Checks(nil)}
+	rep.Judge()
+	if err := writeReports(dir, rep, types.Report{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"report.json", "report.md", "report.html"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil || !strings.Contains(string(page), "history-upgrade.jsonl is missing") {
+		t.Errorf("report.html does not say the history is missing (%v)", err)
 	}
 }
 

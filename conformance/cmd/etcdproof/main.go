@@ -5,6 +5,7 @@
 //	etcdproof validate  re-check a saved history
 //	etcdproof selftest  prove the suite fails known-bad operators
 //	etcdproof results   render several runs side by side (docs/results.md)
+//	etcdproof report    render a report dir's report.html again
 //	etcdproof bench     time the operators over repeated runs
 //	etcdproof cluster   create, load images into and delete the kind cluster
 package main
@@ -27,6 +28,7 @@ commands:
   validate   check a saved history for linearizability and lost writes
   selftest   run known-bad profiles and prove each fails the intended check
   results    render several runs' reports side by side (docs/results.md)
+  report     html REPORT-DIR: render the dir's report.html again
   bench      run the timing checks repeatedly per profile; medians and ratios
   cluster    up|down|load: the kind cluster the checks run on (needs Docker, not kind)
 
@@ -55,6 +57,8 @@ func main() {
 		code = selftestCmd(ctx, os.Args[2:])
 	case "results":
 		code = resultsCmd(os.Args[2:], os.Stdout)
+	case "report":
+		code = reportCmd(os.Args[2:], os.Stdout, os.Stderr)
 	case "bench":
 		code = benchCmd(ctx, os.Args[2:])
 	case "cluster":

@@ -1,0 +1,216 @@
+package html
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/etcdproof/etcdproof/conformance/report"
+)
+
+// Where the browser test finds Chromium: ETCDPROOF_CHROMIUM names the
+// binary (make test passes what make test-assets installed), or is "skip"
+// to leave the test out on purpose. A missing browser is a failure, not a
+// skip: a test that skips whenever it cannot run passes without looking.
+const (
+	envChromium     = "ETCDPROOF_CHROMIUM"
+	defaultChromium = "/usr/bin/chromium"
+	// envArtifacts is where tests leave files for people (the screenshot).
+	envArtifacts = "ETCDPROOF_TEST_ARTIFACTS"
+	// screenshotName is also docs/report-html.png, made from this test.
+	screenshotName = "report-html.png"
+)
+
+// pageFacts is what the test reads back from the rendered DOM.
+type pageFacts struct {
+	Verdict   string `json:"verdict"`
+	CheckRows int    `json:"checkRows"`
+	Timelines []struct {
+		Phase            string  `json:"phase"`
+		ThroughputPoints int     `json:"throughputPoints"`
+		LatencyPoints    int     `json:"latencyPoints"`
+		FailureMarks     int     `json:"failureMarks"`
+		GapBands         int     `json:"gapBands"`
+		RenderedWidthPx  float64 `json:"renderedWidthPx"`
+		RenderedHeightPx float64 `json:"renderedHeightPx"`
+		ContainedInPhase bool    `json:"containedInPhase"`
+	} `json:"timelines"`
+}
+
+// The SVG DOM's point lists, not the attributes: they prove the browser
+// parsed the data.
+const readPageFacts = `({
+  verdict: document.getElementById('verdict').textContent,
+  checkRows: document.querySelectorAll('table.checks tbody tr').length,
+  timelines: Array.from(document.querySelectorAll('svg.timeline')).map(svg => {
+    const box = svg.getBoundingClientRect();
+    const points = sel => Array.from(svg.querySelectorAll(sel)).reduce((n, p) => n + p.points.numberOfItems, 0);
+    return {
+      phase: svg.dataset.phase,
+      throughputPoints: points('polyline.throughput'),
+      latencyPoints: points('polyline.p50') + points('polyline.p99'),
+      failureMarks: svg.querySelectorAll('.definite, .indeterminate').length,
+      gapBands: svg.querySelectorAll('rect.gap').length,
+      renderedWidthPx: box.width,
+      renderedHeightPx: box.height,
+      containedInPhase: svg.closest('.phase') !== null && svg.closest('.phase').dataset.phase === svg.dataset.phase,
+    };
+  }),
+})`
+
+func TestReportHTMLInChromiumHasTheChecksAndATimelinePerPhase(t *testing.T) {
+	chromium := chromiumPath(t)
+	dir := copyOfTestdata(t)
+	rep, err := report.ReadJSON(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(dir, rep); err != nil {
+		t.Fatal(err)
+	}
+
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true), chromedp.WindowSize(1280, 900))...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	defer cancel()
+	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancelTimeout()
+
+	var mu sync.Mutex
+	var problems []string
+	complain := func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		problems = append(problems, s)
+	}
+	chromedp.ListenTarget(ctx, func(ev any) {
+		switch ev := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == runtime.APITypeError || ev.Type == runtime.APITypeAssert || ev.Type == runtime.APITypeWarning {
+				var args []string
+				for _, a := range ev.Args {
+					args = append(args, string(a.Value)+a.Description)
+				}
+				complain("console " + string(ev.Type) + ": " + strings.Join(args, " "))
+			}
+		case *runtime.EventExceptionThrown:
+			complain("exception: " + ev.ExceptionDetails.Error())
+		case *cdplog.EventEntryAdded:
+			if ev.Entry.Level == cdplog.LevelError || ev.Entry.Level == cdplog.LevelWarning {
+				complain("log " + string(ev.Entry.Level) + ": " + ev.Entry.Text + " " + ev.Entry.URL)
+			}
+		case *network.EventRequestWillBeSent:
+			// The page is one file: anything else it asks for is an
+			// external asset.
+			if !strings.HasPrefix(ev.Request.URL, "file://") {
+				complain("request: " + ev.Request.URL)
+			}
+		}
+	})
+
+	var facts pageFacts
+	var png []byte
+	err = chromedp.Run(ctx,
+		cdplog.Enable(), network.Enable(),
+		chromedp.EmulateViewport(1280, 900),
+		chromedp.Navigate("file://"+filepath.Join(dir, FileName)),
+		chromedp.WaitReady("#checks", chromedp.ByQuery),
+		chromedp.Evaluate(readPageFacts, &facts),
+		chromedp.CaptureScreenshot(&png),
+	)
+	if err != nil {
+		t.Fatalf("chromium (%s): %v", chromium, err)
+	}
+	writeScreenshot(t, png)
+
+	if facts.Verdict != rep.VerdictLine {
+		t.Errorf("verdict %q, want %q", facts.Verdict, rep.VerdictLine)
+	}
+	if facts.CheckRows != len(rep.Checks) {
+		t.Errorf("checks table has %d rows, want %d", facts.CheckRows, len(rep.Checks))
+	}
+	var wantPhases, gotPhases []string
+	for _, c := range rep.Checks {
+		for phase := range c.Traffic {
+			wantPhases = append(wantPhases, phase)
+		}
+	}
+	for _, tl := range facts.Timelines {
+		gotPhases = append(gotPhases, tl.Phase)
+		if tl.ThroughputPoints < 2 || tl.LatencyPoints < 2 || tl.GapBands != 1 || !tl.ContainedInPhase || tl.RenderedWidthPx < 500 || tl.RenderedHeightPx < 100 {
+			t.Errorf("timeline of %s: %+v", tl.Phase, tl)
+		}
+	}
+	slices.Sort(wantPhases)
+	slices.Sort(gotPhases)
+	if !slices.Equal(gotPhases, wantPhases) {
+		t.Errorf("timelines for phases %v, want one for each of %v", gotPhases, wantPhases)
+	}
+	// The replace phase's history records the leader's failed requests.
+	for _, tl := range facts.Timelines {
+		if tl.Phase == "replace" && tl.FailureMarks == 0 {
+			t.Errorf("replace timeline marks no failed request")
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(problems) > 0 {
+		t.Errorf("the page made the browser complain:\n%s", strings.Join(problems, "\n"))
+	}
+}
+
+// chromiumPath is the browser to drive, failing the test when it is not
+// there (unless ETCDPROOF_CHROMIUM=skip).
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	path := os.Getenv(envChromium)
+	switch path {
+	case "skip":
+		t.Skipf("%s=skip", envChromium)
+	case "":
+		path = defaultChromium
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("no Chromium for the browser test: %v. `make test-assets` installs Debian's chromium; %s names another binary, or %s=skip leaves the test out",
+			err, envChromium, envChromium)
+	}
+	return path
+}
+
+// copyOfTestdata is testdata/ in a folder of its own, so report.html is
+// written beside the files it links to, as a run writes it.
+func copyOfTestdata(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(testdataDir)); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func writeScreenshot(t *testing.T, png []byte) {
+	t.Helper()
+	dir := os.Getenv(envArtifacts)
+	if dir == "" {
+		dir = t.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, screenshotName)
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s (%d KB)", path, len(png)>>10)
+}

@@ -1,0 +1,208 @@
+// Package html renders a run's report as one self-contained report.html,
+// written beside report.md: the verdict, the checks table and, for every
+// traffic phase, a timeline of what the clients saw (requests per second,
+// p50 and p99 latency per second, failed requests, the longest write
+// gap), drawn from the recorded histories in the report dir.
+//
+// The charts are inline SVG laid out in Go and written with html/template;
+// the page has no JavaScript and loads nothing. So it opens offline (a CI
+// artifact, a copied report dir), there is no chart library to vendor,
+// pin or audit, and the numbers it draws come from Go code that unit
+// tests cover rather than from a script running in a browser.
+package html
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/etcdproof/etcdproof/conformance/history"
+	"github.com/etcdproof/etcdproof/conformance/report"
+)
+
+// FileName is the page's name in the report dir.
+const FileName = "report.html"
+
+//go:embed report.html.tmpl
+var pageTemplate string
+
+var pageTmpl = template.Must(template.New(FileName).Parse(pageTemplate))
+
+// Write renders the report of dir into dir/report.html.
+func Write(dir string, rep *report.Report) error {
+	var b bytes.Buffer
+	if err := Render(&b, dir, rep); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, FileName), b.Bytes(), 0o644)
+}
+
+// Render writes the page of a report whose files (histories,
+// visualizations) are in dir. A history that is missing or unreadable is
+// said so on the page: the page is still wanted, most of all then.
+func Render(w io.Writer, dir string, rep *report.Report) error {
+	p, err := newPage(dir, rep)
+	if err != nil {
+		return err
+	}
+	return pageTmpl.Execute(w, p)
+}
+
+type page struct {
+	Profile, Verdict, VerdictLine, VerdictClass string
+	Started, Duration                           string
+	Environment                                 []field
+	Memory                                      string
+	SetupFailure                                string
+	SuiteFailures                               []string
+	Checks                                      []checkView
+}
+
+type field struct{ Name, Value string }
+
+type checkView struct {
+	Name, Anchor, State, StateClass, Duration, Reason string
+	// Required marks a check the verdict counts; RequiredNotRun one that
+	// makes the run INCOMPLETE by not running.
+	Required, RequiredNotRun bool
+	Timings                  []timingView
+	Phases                   []phaseView
+	Notes                    []string
+}
+
+// HasDetails says whether the check gets a section below the table: its
+// traffic phases and notes (its timings are in the table).
+func (c checkView) HasDetails() bool { return len(c.Phases) > 0 || len(c.Notes) > 0 }
+
+type timingView struct {
+	Name, Value, Budget string
+	OverBudget          bool
+}
+
+type phaseView struct {
+	Name, Summary string
+	// Failures are why validation failed the phase.
+	Failures []string
+	// History is the history file relative to the report dir; Problem
+	// says why there is no timeline.
+	History, Problem string
+	// Visualization is porcupine's page, relative to the report dir;
+	// VisualizationMissing is the name report.json gives when the file is
+	// not there.
+	Visualization, VisualizationMissing string
+	Chart                               *chart
+	FinalReads                          int
+}
+
+func newPage(dir string, original *report.Report) (*page, error) {
+	rep, err := withPathsTrimmed(dir, original)
+	if err != nil {
+		return nil, err
+	}
+	e := rep.Environment
+	p := &page{Profile: rep.Profile, Verdict: string(rep.Verdict), VerdictLine: rep.VerdictLine, VerdictClass: strings.ToLower(string(rep.Verdict)),
+		Started: rep.Started.UTC().Format(time.RFC3339), Duration: seconds(rep.Duration, 0),
+		SetupFailure: rep.SetupFailure, SuiteFailures: rep.SuiteFailures,
+		Environment: []field{{"Kubernetes", e.Kubernetes}, {"kind", e.Kind}, {"etcd", strings.Join(e.Etcd, " → ")}, {"operator", e.Operator}, {"suite", e.Suite}}}
+	if u := rep.Operator; u != nil && u.Samples > 0 {
+		p.Memory = fmt.Sprintf("peak RSS %.1f MiB, peak working set %.1f MiB (%d samples)", report.MiB(u.PeakRSSBytes), report.MiB(u.PeakWorkingSetBytes), u.Samples)
+	}
+	for _, c := range rep.Checks {
+		p.Checks = append(p.Checks, newCheckView(dir, c))
+	}
+	return p, nil
+}
+
+// withPathsTrimmed is a copy of the report whose paths inside dir are
+// relative to it, as `etcdproof results` shows them; the caller's report
+// is left as it is.
+func withPathsTrimmed(dir string, rep *report.Report) (*report.Report, error) {
+	b, err := json.Marshal(rep)
+	if err != nil {
+		return nil, err
+	}
+	out := &report.Report{}
+	if err := json.Unmarshal(b, out); err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	out.TrimDir(abs)
+	return out, nil
+}
+
+func newCheckView(dir string, c *report.Check) checkView {
+	v := checkView{Name: c.Name, Anchor: "check-" + c.Name, State: c.State.Label(), StateClass: stateClass(c.State), Duration: seconds(c.Duration, 1),
+		Reason: c.Reason(), Required: c.Required, Notes: c.Notes,
+		RequiredNotRun: c.Required && (c.State == report.NotClaimed || c.State == report.NotSelected || c.State == report.Skipped)}
+	for _, name := range slices.Sorted(maps.Keys(c.Timings)) {
+		t := timingView{Name: name, Value: seconds(c.Timings[name], 2)}
+		if b, ok := c.Budgets[name]; ok {
+			t.Budget, t.OverBudget = seconds(b, 1), c.Timings[name] > b
+		}
+		v.Timings = append(v.Timings, t)
+	}
+	for _, phase := range slices.Sorted(maps.Keys(c.Traffic)) {
+		v.Phases = append(v.Phases, newPhaseView(dir, phase, c.Traffic[phase]))
+	}
+	return v
+}
+
+func newPhaseView(dir, phase string, t *report.Traffic) phaseView {
+	v := phaseView{Name: phase, Failures: t.Failures, Summary: fmt.Sprintf(
+		"%s, %d ops, failed puts %d, failed gets %d (definite %d, indeterminate %d, %d during a leader change, %d after one retry), lost writes %d, longest write gap %.2f s, p50 %.1f ms, p99 %.1f ms",
+		t.Linearizability, t.Operations, t.FailedPuts, t.FailedGets, t.DefiniteFailures, t.IndeterminateFailures, t.DuringLeaderChange, t.FailuresAfterRetry,
+		t.LostWrites, float64(t.LongestWriteGap)/1000, float64(t.LatencyP50), float64(t.LatencyP99))}
+	if t.Visualization != "" {
+		if _, rel, ok := locate(dir, t.Visualization); ok {
+			v.Visualization = rel
+		} else {
+			v.VisualizationMissing = t.Visualization
+		}
+	}
+	path, rel, ok := locate(dir, t.History)
+	switch {
+	case t.History == "":
+		v.Problem = "report.json names no history file for this phase."
+		return v
+	case !ok:
+		v.Problem = fmt.Sprintf("history file %s is missing from the report dir: no timeline.", t.History)
+		return v
+	}
+	v.History = rel
+	h, err := history.ReadFile(path)
+	if err != nil {
+		v.Problem = fmt.Sprintf("history file %s could not be read: %v", rel, err)
+		return v
+	}
+	tl := NewTimeline(h)
+	v.FinalReads = tl.FinalReads
+	if v.Chart = newChart(tl); v.Chart == nil {
+		v.Problem = fmt.Sprintf("history file %s holds no request but the final reads: no timeline.", rel)
+	}
+	return v
+}
+
+// stateClass is the CSS class that colours a state.
+func stateClass(s report.State) string {
+	switch s {
+	case report.Passed, report.Failed, report.Incomplete:
+		return string(s)
+	}
+	return "not-run"
+}
+
+func seconds(ms report.Millis, decimals int) string {
+	return fmt.Sprintf("%.*f s", decimals, float64(ms)/1000)
+}

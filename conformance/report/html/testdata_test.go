@@ -1,0 +1,277 @@
+package html
+
+import (
+	"bytes"
+	"cmp"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/etcdproof/etcdproof/conformance/history"
+	"github.com/etcdproof/etcdproof/conformance/report"
+	"github.com/etcdproof/etcdproof/conformance/validate"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/ from the simulated run")
+
+// testdataDir is a small recorded report: report.json and two histories.
+const testdataDir = "testdata"
+
+// The replace phase's history names the path of a run on another machine,
+// as a copied CI artifact does; the upgrade one is relative.
+const (
+	replaceHistory = "/home/ci/etcdproof/_report/replace/history-replace.jsonl"
+	upgradeHistory = "upgrade/history-to-3.6.5.jsonl"
+)
+
+// TestTestdataIsTheRecordedRun keeps testdata/ what the recorder types
+// make of a simulated run, so the browser test reads files a real run
+// could have written. After a change to the report or history types:
+// go test ./conformance/report/html -run TestTestdataIsTheRecordedRun -update
+func TestTestdataIsTheRecordedRun(t *testing.T) {
+	rep, histories := simulatedRun(t)
+	files := map[string][]byte{}
+	for name, h := range histories {
+		tmp := filepath.Join(t.TempDir(), "history.jsonl")
+		if err := history.WriteFile(tmp, h); err != nil {
+			t.Fatal(err)
+		}
+		files[name] = readFile(t, tmp)
+	}
+	tmp := filepath.Join(t.TempDir(), "report.json")
+	if err := rep.WriteJSON(tmp); err != nil {
+		t.Fatal(err)
+	}
+	files["report.json"] = readFile(t, tmp)
+	var total int
+	for name, b := range files {
+		total += len(b)
+		path := filepath.Join(testdataDir, name)
+		if *update {
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, b) {
+			t.Errorf("%s is not what the simulated run records (%v); rerun with -update", path, err)
+		}
+	}
+	if total > 100<<10 {
+		t.Errorf("testdata is %d KB; keep it under 100 KB", total>>10)
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// simulatedRun is a reference run of create, replace, upgrade, rbac and
+// cleanup, recorded through report.Recorder; its two traffic phases are
+// simulated clients validated by validate.Validate. The histories are
+// keyed by their path in the report dir.
+func simulatedRun(t *testing.T) (*report.Report, map[string]history.History) {
+	t.Helper()
+	replace := simulate(trafficScript{seed: 1, step: "replace-replace", length: 10 * time.Second, disturb: leaderDeletedAt(4 * time.Second)})
+	upgrade := simulate(trafficScript{seed: 2, step: "upgrade-to-3.6.5", length: 8 * time.Second, disturb: memberRestartAt(3 * time.Second)})
+	opts := validate.Options{Timeout: 30 * time.Second, ClientErrors: validate.AllowClientErrors, MaxWriteGap: 10 * time.Second}
+	rec := report.NewRecorder()
+	for _, p := range []struct {
+		check, phase, file string
+		h                  history.History
+		policy             validate.ClientErrors
+	}{
+		{"replace", "replace", replaceHistory, replace, validate.AllowClientErrors},
+		{"upgrade", "to-3.6.5", upgradeHistory, upgrade, validate.NoErrorsAfterRetry},
+	} {
+		opts.ClientErrors = p.policy
+		res := validate.Validate(p.h, opts)
+		if !res.Passed() {
+			t.Fatalf("simulated %s traffic fails validation: %v", p.phase, res.Failures)
+		}
+		rec.Traffic(p.check, p.phase, res, p.file)
+		rec.Timing(p.check, p.phase+"/longest-write-gap", res.Stats.LongestWriteGap, opts.MaxWriteGap)
+	}
+	rec.Timing("create", "time-to-ready", 19200*time.Millisecond, 2*time.Minute)
+	rec.Timing("replace", "mttr-follower", 21300*time.Millisecond, 3*time.Minute)
+	rec.Timing("replace", "mttr-leader", 25100*time.Millisecond, 3*time.Minute)
+	rec.Timing("upgrade", "duration", 26980*time.Millisecond, 8*time.Minute)
+	rec.Timing("upgrade", "to-3.6.5", 26980*time.Millisecond, 0)
+	rec.Note("upgrade", "path 3.5.21 → 3.6.5")
+	rec.Note("replace", "the leader pod's requests in flight failed: the suite killed it (traffic.clientErrors: allowed)")
+	rec.Note("rbac", "unused grants: events create")
+	durations := map[string]time.Duration{"create": 19200 * time.Millisecond, "replace": 33900 * time.Millisecond, "upgrade": 44600 * time.Millisecond,
+		"rbac": 500 * time.Millisecond, "cleanup": 20 * time.Second}
+	order := []string{"create", "replace", "upgrade", "rbac", "cleanup"}
+	for _, name := range order {
+		c := rec.Check(name)
+		c.State, c.Required, c.Duration = report.Passed, true, report.Ms(durations[name])
+	}
+	rep := &report.Report{SchemaVersion: report.SchemaVersion, Profile: "reference",
+		Started: time.Date(2026, 12, 3, 8, 22, 31, 0, time.UTC), Duration: report.Ms(161 * time.Second),
+		Environment: report.Environment{Kubernetes: "v1.34.4", Kind: "v0.33.0", Etcd: []string{"3.5.21", "3.6.5"}, Operator: "dev", Suite: "(devel)"},
+		Operator:    &report.OperatorUsage{PeakRSSBytes: 16_567_500, PeakWorkingSetBytes: 22_229_000, Samples: 31},
+		Checks:      rec.Checks(order)}
+	rep.Judge()
+	return rep, map[string]history.History{"replace/history-replace.jsonl": replace, upgradeHistory: upgrade}
+}
+
+// trafficScript is a phase of simulated clients: each keeps one request
+// in flight against a linearizable store, as etcdproof traffic does, and
+// disturb says what a request called at some moment meets.
+type trafficScript struct {
+	seed    uint64
+	step    string
+	length  time.Duration
+	disturb func(call time.Duration, rnd *rand.Rand) outcome
+}
+
+// outcome is what a request meets: its latency, and an error if it fails.
+type outcome struct {
+	latency time.Duration
+	err     string
+	class   history.ErrorClass
+	term    uint64
+}
+
+const (
+	simulatedClients = 3
+	simulatedKeys    = 4
+	thinkTime        = 90 * time.Millisecond
+	retryBackoff     = 100 * time.Millisecond
+)
+
+// normal is a healthy cluster: a few milliseconds, now and then a slow one.
+func normal(rnd *rand.Rand, term uint64) outcome {
+	d := time.Duration(3+rnd.IntN(9)) * time.Millisecond
+	if rnd.IntN(20) == 0 {
+		d = time.Duration(30+rnd.IntN(60)) * time.Millisecond
+	}
+	return outcome{latency: d, term: term}
+}
+
+// leaderDeletedAt: requests called in the first 300 ms after the leader's
+// pod is deleted hang until their deadline at 700 ms (indeterminate);
+// then, until a new leader is elected 1.6 s after the kill, members
+// answer "no leader" (definite); latency is high for a while after.
+func leaderDeletedAt(kill time.Duration) func(time.Duration, *rand.Rand) outcome {
+	return func(call time.Duration, rnd *rand.Rand) outcome {
+		switch {
+		case call < kill:
+			return normal(rnd, 2)
+		case call < kill+300*time.Millisecond:
+			return outcome{latency: kill + 700*time.Millisecond - call, err: "context deadline exceeded", class: history.Indeterminate}
+		case call < kill+1600*time.Millisecond:
+			return outcome{latency: time.Duration(1+rnd.IntN(3)) * time.Millisecond, err: "etcdserver: no leader", class: history.Definite}
+		case call < kill+2500*time.Millisecond:
+			return outcome{latency: time.Duration(20+rnd.IntN(60)) * time.Millisecond, term: 3}
+		}
+		return normal(rnd, 3)
+	}
+}
+
+// memberRestartAt: a member restarts on the new version; its clients wait
+// longer for a second.
+func memberRestartAt(restart time.Duration) func(time.Duration, *rand.Rand) outcome {
+	return func(call time.Duration, rnd *rand.Rand) outcome {
+		if call >= restart && call < restart+time.Second {
+			return outcome{latency: time.Duration(40+rnd.IntN(160)) * time.Millisecond, term: 2}
+		}
+		return normal(rnd, 2)
+	}
+}
+
+// simulate runs the script's clients and applies each successful put at
+// the midpoint of its call and return, so every get reads what a
+// linearizable store would return; failed puts never apply. The history
+// ends with a final read of every key.
+func simulate(s trafficScript) history.History {
+	rnd := rand.New(rand.NewPCG(s.seed, 7))
+	var ops []history.Operation
+	for c := range simulatedClients {
+		t, seq := time.Duration(5+rnd.IntN(20))*time.Millisecond, 0
+		for t < s.length {
+			op := history.Operation{Client: c, Kind: history.Get, Key: fmt.Sprintf("etcdproof/traffic/%s/k%d", s.step, rnd.IntN(simulatedKeys))}
+			if rnd.IntN(2) == 0 {
+				op.Kind, op.Value = history.Put, fmt.Sprintf("c%d-%d", c, seq)
+				seq++
+			}
+			for attempt := 0; attempt < 2; attempt++ {
+				o := s.disturb(t, rnd)
+				op.Call, op.Return = int64(t), int64(t+o.latency)
+				op.Error, op.ErrorClass, op.Term, op.Retry = o.err, o.class, o.term, attempt > 0
+				ops = append(ops, op)
+				t += o.latency
+				if o.class != history.Definite {
+					break
+				}
+				t += retryBackoff
+			}
+			t += thinkTime + time.Duration(rnd.IntN(20))*time.Millisecond
+		}
+	}
+	applyInOrder(ops)
+	slices.SortStableFunc(ops, func(a, b history.Operation) int { return cmp.Compare(a.Return, b.Return) })
+	end := int64(s.length + 500*time.Millisecond)
+	for k := range simulatedKeys {
+		key := fmt.Sprintf("etcdproof/traffic/%s/k%d", s.step, k)
+		final := history.Operation{Client: simulatedClients, Kind: history.Get, Key: key, Call: end, Return: end + int64(2*time.Millisecond), Final: true, Term: 3}
+		final.Value, final.Found = lastValue(ops, key)
+		ops = append(ops, final)
+		end += int64(3 * time.Millisecond)
+	}
+	return history.History{Operations: ops}
+}
+
+// applyInOrder fills the gets' values from the successful puts, in the
+// order of their midpoints.
+func applyInOrder(ops []history.Operation) {
+	idx := make([]int, len(ops))
+	for i := range idx {
+		idx[i] = i
+	}
+	mid := func(o history.Operation) int64 { return (o.Call + o.Return) / 2 }
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(mid(ops[a]), mid(ops[b])) })
+	store := map[string]string{}
+	for _, i := range idx {
+		op := &ops[i]
+		switch {
+		case !op.Succeeded():
+		case op.Kind == history.Put:
+			store[op.Key] = op.Value
+		default:
+			op.Value, op.Found = store[op.Key]
+			if !op.Found {
+				op.Value = ""
+			}
+		}
+	}
+}
+
+// lastValue is the value of the key's successful put applied last (the
+// latest midpoint, as applyInOrder applies them).
+func lastValue(ops []history.Operation, key string) (string, bool) {
+	var last *history.Operation
+	for i := range ops {
+		if o := &ops[i]; o.Kind == history.Put && o.Key == key && o.Succeeded() && (last == nil || (o.Call+o.Return) > (last.Call+last.Return)) {
+			last = o
+		}
+	}
+	if last == nil {
+		return "", false
+	}
+	return last.Value, true
+}

@@ -1,0 +1,138 @@
+package html
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/etcdproof/etcdproof/conformance/history"
+)
+
+// Timeline is a traffic phase as the clients lived it, second by second.
+// Times are measured from the phase start: the recorder's zero, when the
+// traffic process started.
+type Timeline struct {
+	// Seconds has one entry per second from 0 to the last return.
+	Seconds []Second
+	// Failures are the failed requests, in the order they returned.
+	Failures []Failure
+	// LongestWriteGap is where the longest stretch without an
+	// acknowledged write lies, measured as validate.ComputeStats measures
+	// it, so the shading matches the report's number.
+	LongestWriteGap Span
+	// End is when the last request returned.
+	End time.Duration
+	// FinalReads are left out of the timeline: they verify the keys after
+	// traffic stopped, they are not traffic.
+	FinalReads int
+}
+
+// Second is what returned within one second of a phase.
+type Second struct {
+	Start time.Duration
+	// Requests counts every request that returned in it, failed or not.
+	Requests int
+	Failed   int
+	// P50 and P99 are the latencies of its successful requests; Answered
+	// is how many there were (none: the percentiles mean nothing).
+	Answered int
+	P50, P99 time.Duration
+}
+
+// Failure is one failed request, placed when the client saw it fail.
+type Failure struct {
+	At    time.Duration
+	Kind  history.Kind
+	Key   string
+	Class history.ErrorClass
+	Error string
+	Retry bool
+}
+
+// Span is a stretch of a phase.
+type Span struct{ From, To time.Duration }
+
+// Length is how long the span lasts.
+func (s Span) Length() time.Duration { return s.To - s.From }
+
+// NewTimeline buckets a history by the second in which each request
+// returned: that is when a client learned the outcome.
+func NewTimeline(h history.History) Timeline {
+	var tl Timeline
+	var latencies [][]time.Duration
+	for _, op := range h.Operations {
+		if op.Final {
+			tl.FinalReads++
+			continue
+		}
+		at := time.Duration(op.Return)
+		i := int(at / time.Second)
+		for len(tl.Seconds) <= i {
+			tl.Seconds = append(tl.Seconds, Second{Start: time.Duration(len(tl.Seconds)) * time.Second})
+			latencies = append(latencies, nil)
+		}
+		tl.End = max(tl.End, at)
+		s := &tl.Seconds[i]
+		s.Requests++
+		if !op.Succeeded() {
+			s.Failed++
+			tl.Failures = append(tl.Failures, Failure{At: at, Kind: op.Kind, Key: op.Key, Class: op.Class(), Error: op.Error, Retry: op.Retry})
+			continue
+		}
+		s.Answered++
+		latencies[i] = append(latencies[i], time.Duration(op.Return-op.Call))
+	}
+	for i, l := range latencies {
+		slices.Sort(l)
+		tl.Seconds[i].P50, tl.Seconds[i].P99 = percentile(l, 50), percentile(l, 99)
+	}
+	slices.SortStableFunc(tl.Failures, func(a, b Failure) int { return cmp.Compare(a.At, b.At) })
+	tl.LongestWriteGap = longestWriteGap(h)
+	return tl
+}
+
+// percentile is the nearest-rank percentile of sorted latencies, the
+// definition validate uses for the report's p50 and p99.
+func percentile(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := (len(sorted)*p + 99) / 100
+	return sorted[min(max(i-1, 0), len(sorted)-1)]
+}
+
+// longestWriteGap locates the gap validate.ComputeStats only measures:
+// between the first call, every acknowledged put's return and the end of
+// traffic (the last call or successful return), the widest interval. The
+// test holds the two to the same length.
+func longestWriteGap(h history.History) Span {
+	var start, end int64 = -1, 0
+	var writes []int64
+	for _, op := range h.Operations {
+		if op.Final {
+			continue
+		}
+		if start < 0 || op.Call < start {
+			start = op.Call
+		}
+		end = max(end, op.Call)
+		if op.Succeeded() {
+			end = max(end, op.Return)
+			if op.Kind == history.Put {
+				writes = append(writes, op.Return)
+			}
+		}
+	}
+	if start < 0 {
+		return Span{}
+	}
+	points := append(append([]int64{start}, writes...), end)
+	slices.Sort(points)
+	var gap Span
+	for i := 1; i < len(points); i++ {
+		if d := time.Duration(points[i] - points[i-1]); d > gap.Length() {
+			gap = Span{From: time.Duration(points[i-1]), To: time.Duration(points[i])}
+		}
+	}
+	return gap
+}
