@@ -5,27 +5,14 @@
 # usage: build-seaweedfs.sh    prints the path of the binary.
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "$0")/lib/common.sh"
+# shellcheck source=scripts/lib/gomodule.sh
+source "$ETCDPROOF_ROOT/scripts/lib/gomodule.sh"
 
-module=github.com/seaweedfs/seaweedfs
-out="$ETCDPROOF_CACHE/seaweedfs/$SEAWEEDFS_VERSION"
-weed="$out/weed"
+weed="$ETCDPROOF_CACHE/seaweedfs/$SEAWEEDFS_VERSION/weed"
 
-# Its go.mod has a replace directive, which `go install pkg@version` refuses
-# and a module that requires it would ignore: it is built as the main module,
-# from a writable copy of the module's source (the module cache is read-only).
+# Its go.mod has a replace directive: built as the main module.
 build() {
-  local tmp dir src
-  mkdir -p "$out"
-  # From an empty folder: no go.mod of ours is read or touched.
-  tmp=$(mktemp -d)
-  dir=$(cd "$tmp" && go mod download -json "$module@$SEAWEEDFS_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-  rmdir "$tmp"
-  [[ -f "$dir/go.mod" ]] || die "go mod download $module@$SEAWEEDFS_VERSION gave no source folder"
-  src=$(mktemp -d "$out/src.XXXXXX")
-  cp -a "$dir/." "$src/"
-  chmod -R u+w "$src"
-  (cd "$src" && go build -trimpath -ldflags="-s -w" -o "$weed.tmp" ./weed)
-  rm -rf "$src"
+  build_module_program github.com/seaweedfs/seaweedfs "$SEAWEEDFS_VERSION" ./weed "$weed"
   "$weed.tmp" version
   mv "$weed.tmp" "$weed"
 }

@@ -12,6 +12,8 @@ source "$(dirname "$0")/lib/common.sh"
 source "$ETCDPROOF_ROOT/scripts/lib/images.sh"
 # shellcheck source=scripts/lib/cluster.sh
 source "$ETCDPROOF_ROOT/scripts/lib/cluster.sh"
+# shellcheck source=scripts/lib/mirror.sh
+source "$ETCDPROOF_ROOT/scripts/lib/mirror.sh"
 
 start=$SECONDS
 version=$(k8s_version)
@@ -37,7 +39,8 @@ link_kubectl() {
 }
 link_kubectl
 
-cluster_flags=(--name "$CLUSTER_NAME" --cluster-dir "$CLUSTER_DIR" --workers "$(kind_workers)")
+cluster_flags=(--name "$CLUSTER_NAME" --cluster-dir "$CLUSTER_DIR" --workers "$(kind_workers)"
+  --registry-mirror "$REGISTRY_MIRROR_ADDRESS")
 if [[ $mode == offline ]]; then
   node_image=$("$ETCDPROOF_ROOT/scripts/build-node-image.sh" "$version")
   # Offline node images have no kindnetd: kube-router is the pod network.
@@ -51,6 +54,8 @@ cluster_flags+=(--node-image "$node_image" --kubernetes-version "$version")
 # behind by a stopped Docker daemon is made again), installs the pod network,
 # and waits for nodes, kube-proxy, CoreDNS and local-path storage.
 step "cluster-up-$CLUSTER_NAME" "" etcdproof_cli cluster up "${cluster_flags[@]}"
+# After the cluster: its Docker network is where the mirror runs.
+step registry-mirror "" ensure_mirror
 
 log "cluster $CLUSTER_NAME Ready after $((SECONDS - start))s ($mode, node image $node_image)"
 kube() { "$KUBECTL" --kubeconfig "$CLUSTER_KUBECONFIG" --context "$KUBE_CONTEXT" "$@"; }

@@ -32,6 +32,12 @@ type Spec struct {
 	// KubeRouterImage, when set, replaces kind's pod network (kindnetd,
 	// which offline node images do not have) with kube-router.
 	KubeRouterImage string
+	// RegistryMirror, when set, is a registry (host:port, plain HTTP, as the
+	// nodes reach it) that the nodes' containerd asks first for docker.io
+	// images. Offline, a pod whose image is pulled every time
+	// (imagePullPolicy Always, or an untagged image) can start only from
+	// there: an image loaded into the node is not enough.
+	RegistryMirror string
 	// Dir holds the cluster's files: kubeconfig, audit policy and audit log.
 	Dir string
 }
@@ -46,6 +52,10 @@ func (s Spec) AuditDir() string { return filepath.Join(s.Dir, "audit") }
 func (s Spec) AuditLog() string { return filepath.Join(s.AuditDir(), "audit.log") }
 
 func (s Spec) auditPolicyPath() string { return filepath.Join(s.Dir, "audit-policy.yaml") }
+
+// registryHostsDir is the host folder every node mounts as containerd's
+// registry configuration (hosts.toml per registry).
+func (s Spec) registryHostsDir() string { return filepath.Join(s.Dir, "containerd-certs.d") }
 
 // Context is the kubeconfig context kind gives the cluster.
 func (s Spec) Context() string { return "kind-" + s.Name }
@@ -123,7 +133,36 @@ func (s Spec) KindConfig() (*v1alpha4.Cluster, error) {
 	for range s.Workers {
 		cfg.Nodes = append(cfg.Nodes, v1alpha4.Node{Role: v1alpha4.WorkerRole})
 	}
+	if s.RegistryMirror != "" {
+		// containerd reads hosts.toml files at each pull: the mirror may
+		// start after the nodes do.
+		cfg.ContainerdConfigPatches = []string{registryConfigPathPatch}
+		for i := range cfg.Nodes {
+			cfg.Nodes[i].ExtraMounts = append(cfg.Nodes[i].ExtraMounts,
+				v1alpha4.Mount{HostPath: s.registryHostsDir(), ContainerPath: containerdHostsDir, Readonly: true})
+		}
+	}
 	return cfg, nil
+}
+
+// containerdHostsDir is where containerd looks for hosts.toml files once
+// registryConfigPathPatch points it there (kind's nodes do not by default).
+const containerdHostsDir = "/etc/containerd/certs.d"
+
+// registryConfigPathPatch is in kind's containerd config format (version 2),
+// which containerd 1.6 reads as is and 2.x migrates.
+const registryConfigPathPatch = `[plugins."io.containerd.grpc.v1.cri".registry]
+  config_path = "` + containerdHostsDir + `"
+`
+
+// mirrorHostsTOML sends docker.io pulls to mirror first; what the mirror
+// lacks still comes from Docker Hub when the machine is online.
+func mirrorHostsTOML(mirror string) string {
+	return `server = "https://registry-1.docker.io"
+
+[host."http://` + mirror + `"]
+  capabilities = ["pull", "resolve"]
+`
 }
 
 // auditPatch turns on the API server's audit log (kubeadm ClusterConfiguration).
@@ -144,14 +183,24 @@ const auditPatch = `apiServer:
       pathType: DirectoryOrCreate
 `
 
-// writeHostFiles puts the audit policy where the node mounts it and
-// starts an empty audit log folder: a new cluster starts a new log.
+// writeHostFiles puts the audit policy where the node mounts it, starts an
+// empty audit log folder (a new cluster starts a new log) and writes the
+// registry mirror's hosts.toml.
 func (s Spec) writeHostFiles() error {
 	if err := os.RemoveAll(s.AuditDir()); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(s.AuditDir(), 0o755); err != nil {
 		return err
+	}
+	if s.RegistryMirror != "" {
+		dockerHub := filepath.Join(s.registryHostsDir(), "docker.io")
+		if err := os.MkdirAll(dockerHub, 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dockerHub, "hosts.toml"), []byte(mirrorHostsTOML(s.RegistryMirror)), 0o644); err != nil {
+			return err
+		}
 	}
 	return os.WriteFile(s.auditPolicyPath(), kindconfigs.AuditPolicy, 0o644)
 }

@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -47,6 +49,47 @@ func TestKindConfig(t *testing.T) {
 				t.Errorf("mounts = %+v, want the audit policy and %s", mounts, tc.spec.AuditDir())
 			}
 		})
+	}
+}
+
+// A pull of a docker.io image (imagePullPolicy Always: coreos' restore) goes
+// to the mirror on every node, control plane and workers alike.
+func TestKindConfigSendsDockerHubPullsToTheMirror(t *testing.T) {
+	spec := Spec{Name: "m", NodeImage: "etcdproof/kind-node:v1.34.4", Workers: 2, RegistryMirror: "etcdproof-registry:5000", Dir: t.TempDir()}
+	cfg, err := spec.KindConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.ContainerdConfigPatches) != 1 || !strings.Contains(cfg.ContainerdConfigPatches[0], `config_path = "/etc/containerd/certs.d"`) {
+		t.Errorf("containerd patches = %q, want config_path set", cfg.ContainerdConfigPatches)
+	}
+	for i, n := range cfg.Nodes {
+		found := false
+		for _, m := range n.ExtraMounts {
+			found = found || (m.ContainerPath == "/etc/containerd/certs.d" && m.HostPath == spec.registryHostsDir())
+		}
+		if !found {
+			t.Errorf("node %d (%s) does not mount the registry hosts folder: %+v", i, n.Role, n.ExtraMounts)
+		}
+	}
+	if err := spec.writeHostFiles(); err != nil {
+		t.Fatal(err)
+	}
+	hosts, err := os.ReadFile(filepath.Join(spec.registryHostsDir(), "docker.io", "hosts.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(hosts), `[host."http://etcdproof-registry:5000"]`) {
+		t.Errorf("docker.io/hosts.toml does not name the mirror:\n%s", hosts)
+	}
+
+	spec.RegistryMirror = ""
+	cfg, err = spec.KindConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.ContainerdConfigPatches) != 0 || len(cfg.Nodes[1].ExtraMounts) != 0 {
+		t.Errorf("without a mirror: patches %q, worker mounts %+v; want none", cfg.ContainerdConfigPatches, cfg.Nodes[1].ExtraMounts)
 	}
 }
 

@@ -1,11 +1,13 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -84,13 +86,16 @@ func (k *Kind) Create(ctx context.Context, _ ...string) (string, error) {
 		return "", err
 	}
 	if exists {
+		why := "its API server does not answer"
 		if err := k.writeKubeconfig(); err == nil && k.answers(ctx) == nil {
-			k.logger.V(0).Infof("Reusing cluster %q (make cluster-down to start over)", k.spec.Name)
-			return k.spec.KubeconfigPath(), k.installAddons(ctx)
+			if why = k.lacksMirror(); why == "" {
+				k.logger.V(0).Infof("Reusing cluster %q (make cluster-down to start over)", k.spec.Name)
+				return k.spec.KubeconfigPath(), k.installAddons(ctx)
+			}
 		}
-		k.logger.V(0).Infof("Cluster %q exists but its API server does not answer: deleting it", k.spec.Name)
+		k.logger.V(0).Infof("Cluster %q exists but %s: deleting it", k.spec.Name, why)
 		if err := k.provider.Delete(k.spec.Name, ""); err != nil {
-			return "", fmt.Errorf("deleting unanswering cluster %s: %w", k.spec.Name, err)
+			return "", fmt.Errorf("deleting cluster %s: %w", k.spec.Name, err)
 		}
 	}
 	cfg, err := k.spec.KindConfig()
@@ -141,6 +146,26 @@ func (k *Kind) writeKubeconfig() error {
 	}
 	k.rest, err = clientcmd.RESTConfigFromKubeConfig([]byte(raw))
 	return err
+}
+
+// lacksMirror says why an existing cluster cannot reuse the registry
+// mirror the spec asks for ("" when it can): a cluster made before the
+// mirror existed has no hosts.toml in its nodes, and containerd's
+// config_path is read only when a node starts.
+func (k *Kind) lacksMirror() string {
+	if k.spec.RegistryMirror == "" {
+		return ""
+	}
+	nodes, err := k.provider.ListNodes(k.spec.Name)
+	if err != nil || len(nodes) == 0 {
+		return fmt.Sprintf("its nodes cannot be listed (%v)", err)
+	}
+	hosts := containerdHostsDir + "/docker.io/hosts.toml"
+	var out bytes.Buffer
+	if err := nodes[0].Command("cat", hosts).SetStdout(&out).Run(); err != nil || !strings.Contains(out.String(), k.spec.RegistryMirror) {
+		return "it was made without the registry mirror " + k.spec.RegistryMirror
+	}
+	return ""
 }
 
 // answers asks the API server for /readyz.

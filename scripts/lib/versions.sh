@@ -67,6 +67,18 @@ SEAWEEDFS_VERSION=v0.0.0-20261109003541-7506e5f91cd6
 # Our name, not upstream's: `weed version` of that commit says 4.53.
 SEAWEEDFS_IMAGE=etcdproof/seaweedfs:4.53-7506e5f91cd6
 
+# The registry mirror every cluster's nodes pull docker.io images from first
+# (scripts/lib/mirror.sh): the CNCF Distribution registry, the "registry"
+# image people run as a pull-through or air-gapped mirror, built from the
+# module proxy under our name (its upstream image is Alpine-based).
+REGISTRY_VERSION=v3.0.0
+REGISTRY_IMAGE=etcdproof/registry:$REGISTRY_VERSION
+# Images operators start with imagePullPolicy Always (or untagged, which
+# means Always): only a registry can serve them offline, so they are pushed
+# to the mirror as well as loaded into the nodes.
+# tutum/curl: coreos v0.9.4's restore seeds each member with it.
+MIRRORED_IMAGES="tutum/curl:latest"
+
 # node_pins VERSION: override the node-side pins above for a Kubernetes release
 # older than the current era; the default pins stay for every other release.
 # Scripts that build or run a node export ETCDPROOF_NODE_K8S=VERSION, so the
