@@ -128,7 +128,7 @@ images: ## Build the etcd, busybox and third-party operator images from source a
 	$(MAKE) thirdparty-images
 
 .PHONY: thirdparty-images
-thirdparty-images: ## Build quay.io/coreos/etcd-operator:v0.9.4 from the Go module proxy and load it into the cluster.
+thirdparty-images: ## Build quay.io/coreos/etcd-operator:v0.9.4 (Go module proxy) and tutum/curl, load them into the cluster and push MIRRORED_IMAGES to its registry mirror.
 	$(SUBSTRATE_ENV) scripts/build-thirdparty-images.sh
 
 # The "newer build" the operator-upgrade check rolls out: the same source linked

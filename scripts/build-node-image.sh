@@ -7,6 +7,8 @@
 source "$(dirname "$0")/lib/common.sh"
 # shellcheck source=scripts/lib/images.sh
 source "$ETCDPROOF_ROOT/scripts/lib/images.sh"
+# shellcheck source=scripts/lib/cluster.sh
+source "$ETCDPROOF_ROOT/scripts/lib/cluster.sh"
 
 version=${1:?usage: build-node-image.sh VERSION (e.g. $K8S_CURRENT)}
 # Node-side pins follow the release (versions.sh node_pins), here and in the scripts called below.
@@ -105,8 +107,9 @@ server_tarball() {
   rm -rf "$tree"
 }
 
+# kind's node-image builder, as a library in bin/etcdproof (no kind binary).
 node_image_build() {
-  "$ETCDPROOF_CACHE/bin/kind" build node-image --type file "$work/kubernetes-server-linux-amd64.tar.gz" \
+  etcdproof_cli cluster build-node-image --server-tarball "$work/kubernetes-server-linux-amd64.tar.gz" \
     --base-image "$base_image" --image "$node_image"
   rm -f "$work/kubernetes-server-linux-amd64.tar.gz"
 }

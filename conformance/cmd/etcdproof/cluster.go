@@ -15,12 +15,14 @@ import (
 	"github.com/etcdproof/etcdproof/conformance/runner"
 )
 
-const clusterUsage = `usage: etcdproof cluster up|down|load [flags] [images...]
+const clusterUsage = `usage: etcdproof cluster up|down|load|build-node-image [flags] [images...]
 
-  up     create the kind cluster (or reuse it when it answers), with its
-         add-ons, and wait until it is ready
-  down   delete the cluster, its kubeconfig and audit log
-  load   copy images from the local Docker daemon into the cluster's nodes
+  up                create the kind cluster (or reuse it when it answers), with
+                    its add-ons, and wait until it is ready
+  down              delete the cluster, its kubeconfig and audit log
+  load              copy images from the local Docker daemon into the cluster's nodes
+  build-node-image  build a kind node image from a Kubernetes server tarball
+                    (--server-tarball, --base-image, --image)
 
 Needs Docker and, for up, a kind node image; not the kind binary.
 `
@@ -63,6 +65,9 @@ func cacheDir() string {
 }
 
 func clusterCmd(ctx context.Context, args []string, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "build-node-image" {
+		return buildNodeImageCmd(args[1:], stderr)
+	}
 	if len(args) == 0 || (args[0] != "up" && args[0] != "down" && args[0] != "load") {
 		fmt.Fprint(stderr, clusterUsage)
 		return runner.ExitCouldNot
@@ -103,6 +108,28 @@ func clusterCmd(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "etcdproof cluster %s: %v\n", sub, err)
+		return runner.ExitCouldNot
+	}
+	return 0
+}
+
+// buildNodeImageCmd is `etcdproof cluster build-node-image`: the offline
+// substrate's node image (scripts/build-node-image.sh prepares its inputs).
+func buildNodeImageCmd(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("cluster build-node-image", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var n cluster.NodeImage
+	fs.StringVar(&n.ServerTarball, "server-tarball", "", "kubernetes-server-linux-amd64.tar.gz to build from")
+	fs.StringVar(&n.BaseImage, "base-image", "", "kind base image the node starts from")
+	fs.StringVar(&n.Image, "image", "", "tag of the node image to build")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return runner.ExitCouldNot
+	}
+	if err := cluster.BuildNodeImage(n); err != nil {
+		fmt.Fprintf(stderr, "etcdproof cluster build-node-image: %v\n", err)
 		return runner.ExitCouldNot
 	}
 	return 0
