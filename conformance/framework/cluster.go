@@ -35,6 +35,9 @@ type EtcdCluster struct {
 	// tls is what the suite made for a profile with cluster.tls; nil
 	// without.
 	tls *clusterTLS
+	// membership, when set, records changes of the member list and leader
+	// that ground truths see (RecordMembershipChanges).
+	membership *membershipWatch
 }
 
 // Claims is what the operator says about the cluster in the CR status.

@@ -91,6 +91,9 @@ func (c *EtcdCluster) GroundTruth(ctx context.Context, want Want) (Truth, error)
 		}
 	}
 	t.Problems = append(t.Problems, t.judge(want)...)
+	if c.membership != nil {
+		c.membership.observe(t, time.Now())
+	}
 	if len(want.Data) > 0 && len(clients) > 0 {
 		t.Problems = append(t.Problems, checkData(ctx, clients[slices.Sorted(maps.Keys(clients))[0]], want.Data)...)
 	}

@@ -20,6 +20,9 @@ import (
 
 const trafficPort = 8080
 
+// trafficPodPrefix begins the name of every traffic pod.
+const trafficPodPrefix = "etcdproof-traffic-"
+
 // TrafficPod is `etcdproof traffic` running in the cluster against the
 // client Service (with the client Secret's certificate on a TLS cluster);
 // the host talks to it through a port-forward.
@@ -27,6 +30,9 @@ type TrafficPod struct {
 	env       *Env
 	Name      string
 	Namespace string
+	// started is the history's zero on the wall clock, as the pod's
+	// status last said (zero from a traffic image that does not say).
+	started time.Time
 }
 
 // StartTraffic creates the traffic pod for a cluster; onNode, when given,
@@ -35,7 +41,7 @@ type TrafficPod struct {
 func (c *EtcdCluster) StartTraffic(ctx context.Context, step string, onNode ...string) (*TrafficPod, error) {
 	tc := c.env.Config.Traffic
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "etcdproof-traffic-" + step, Namespace: c.Namespace, Labels: map[string]string{"app.kubernetes.io/name": trafficPodLabel}},
+		ObjectMeta: metav1.ObjectMeta{Name: trafficPodPrefix + step, Namespace: c.Namespace, Labels: map[string]string{"app.kubernetes.io/name": trafficPodLabel}},
 		Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever,
 			Containers: []corev1.Container{{
@@ -105,7 +111,13 @@ func (t *TrafficPod) Status(ctx context.Context) (traffic.Status, error) {
 		return st, err
 	}
 	defer func() { _ = body.Close() }()
-	return st, json.NewDecoder(body).Decode(&st)
+	if err := json.NewDecoder(body).Decode(&st); err != nil {
+		return st, err
+	}
+	if !st.StartedAt.IsZero() {
+		t.started = st.StartedAt
+	}
+	return st, nil
 }
 
 // Stop ends traffic and returns the full history, then deletes the pod.
@@ -173,6 +185,8 @@ func (c closer) Close() error {
 type TrafficResult struct {
 	validate.Result
 	HistoryFile string
+	// Started is the history's zero on the wall clock (zero: unknown).
+	Started time.Time
 }
 
 // TrafficLimits are what one phase's client history is held to.
@@ -198,5 +212,5 @@ func (t *TrafficPod) StopAndValidate(ctx context.Context, check, phase string, l
 		return TrafficResult{}, err
 	}
 	res := validate.Validate(h, t.validateOptions(check, phase, limits))
-	return TrafficResult{Result: res, HistoryFile: file}, nil
+	return TrafficResult{Result: res, HistoryFile: file, Started: t.started}, nil
 }

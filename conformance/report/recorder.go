@@ -74,12 +74,12 @@ func (r *Recorder) NotClaimed(check, reason string) {
 	c.State, c.Skipped = NotClaimed, reason
 }
 
-// Traffic records a validated history.
-func (r *Recorder) Traffic(check, phase string, res validate.Result, historyFile string) {
+// Traffic records a validated history whose zero is started.
+func (r *Recorder) Traffic(check, phase string, started time.Time, res validate.Result, historyFile string) {
 	c := r.Check(check)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c.Traffic[phase] = &Traffic{
+	c.Traffic[phase] = &Traffic{Started: started,
 		Linearizability: res.Linearizability, Operations: res.Stats.Puts + res.Stats.Gets,
 		FailedPuts: res.Stats.FailedPuts, FailedGets: res.Stats.FailedGets, LostWrites: len(res.LostWrites),
 		DefiniteFailures: res.Stats.DefiniteFailures, IndeterminateFailures: res.Stats.IndeterminateFailures,

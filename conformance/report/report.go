@@ -13,7 +13,10 @@ import (
 
 // SchemaVersion changes whenever a field changes meaning or disappears.
 // v2: typed check states (incomplete, notClaimed, notSelected), required
-// checks, the verdict and its counts.
+// checks, the verdict and its counts. Fields added later are optional and
+// keep v2: a reader that does not know them ignores them, and a report
+// without them still reads (a check's started, events and eventsDropped,
+// a traffic phase's started).
 const SchemaVersion = "etcdproof.report/v2"
 
 // Report is report.json.
@@ -68,16 +71,27 @@ type Check struct {
 	// Incomplete is what an incomplete check could not observe, and why.
 	Incomplete string `json:"incompleteReason,omitempty"`
 	// Skipped is why a check did not run (not claimed, not selected, skipped).
-	Skipped  string              `json:"skipReason,omitempty"`
+	Skipped string `json:"skipReason,omitempty"`
+	// Started is when the check's spec began (zero in older reports).
+	Started  time.Time           `json:"started,omitzero"`
 	Duration Millis              `json:"durationMs"`
 	Timings  map[string]Millis   `json:"timingsMs,omitempty"`
 	Budgets  map[string]Millis   `json:"budgetsMs,omitempty"`
 	Traffic  map[string]*Traffic `json:"traffic,omitempty"`
 	Notes    []string            `json:"notes,omitempty"`
+	// Events are what the cluster and the operator did while the check
+	// ran, in time order, at most MaxEventsPerCheck of them; EventsDropped
+	// counts those beyond.
+	Events        []Event `json:"events,omitempty"`
+	EventsDropped int     `json:"eventsDropped,omitempty"`
 }
 
 // Traffic is the validated history of one traffic phase.
 type Traffic struct {
+	// Started is the wall-clock time of the history's zero, when the
+	// traffic process started its recorder; it places the check's Events
+	// on the phase's timeline. Zero when the traffic image predates it.
+	Started         time.Time                `json:"started,omitzero"`
 	Linearizability validate.Linearizability `json:"linearizability"`
 	Operations      int                      `json:"operations"`
 	FailedPuts      int                      `json:"failedPuts"`

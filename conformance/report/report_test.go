@@ -12,7 +12,7 @@ import (
 func TestReportRoundTripAndMarkdown(t *testing.T) {
 	rec := NewRecorder()
 	rec.Timing("replace", "mttr-leader", 25300*time.Millisecond, 3*time.Minute)
-	rec.Traffic("upgrade", "upgrade", validate.Result{Linearizability: validate.Linearizable, Stats: validate.Stats{Puts: 10, Gets: 12, LongestWriteGap: 1500 * time.Millisecond, LatencyP99: 40 * time.Millisecond}}, "upgrade/history-upgrade.jsonl")
+	rec.Traffic("upgrade", "upgrade", time.Time{}, validate.Result{Linearizability: validate.Linearizable, Stats: validate.Stats{Puts: 10, Gets: 12, LongestWriteGap: 1500 * time.Millisecond, LatencyP99: 40 * time.Millisecond}}, "upgrade/history-upgrade.jsonl")
 	rec.Check("create").State = Passed
 	rec.Check("replace").State = Failed
 	rec.Check("replace").Failure = "stale member: 9 | still listed"

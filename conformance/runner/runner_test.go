@@ -65,7 +65,7 @@ func TestRunThatCannotStartTheOperatorExitsTwoWithReports(t *testing.T) {
 func TestWriteReportsWritesTheHTMLBesideTheMarkdown(t *testing.T) {
 	dir := t.TempDir()
 	rec := report.NewRecorder()
-	rec.Traffic("upgrade", "upgrade", validate.Result{Linearizability: validate.Linearizable}, filepath.Join(dir, "upgrade", "history-upgrade.jsonl"))
+	rec.Traffic("upgrade", "upgrade", time.Time{}, validate.Result{Linearizability: validate.Linearizable}, filepath.Join(dir, "upgrade", "history-upgrade.jsonl"))
 	rec.Check("upgrade").State, rec.Check("upgrade").Required = report.Passed, true
 	rep := &report.Report{SchemaVersion: report.SchemaVersion, Profile: "reference", Checks: rec.Checks(nil)}
 	rep.Judge()

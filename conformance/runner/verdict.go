@@ -39,6 +39,9 @@ func judgeSpecs(rep *report.Report, rec *report.Recorder, gr types.Report, filte
 		sr, ran := byLabel[name]
 		c.Required = slices.Contains(required, name)
 		c.Duration = report.Ms(sr.RunTime)
+		if ran {
+			c.Started = sr.StartTime
+		}
 		c.State, c.Failure, c.Incomplete, c.Skipped = checkState(c, sr, ran, Selected(filter, name), setupFailed)
 	}
 	rep.Checks = rec.Checks(profile.CheckLabels)

@@ -55,7 +55,7 @@ func BackupRestoreSpec(ctx SpecContext, inputGetter func() BackupRestoreSpecInpu
 	size, version := e.Config.Sizes.BackupRestore, e.Profile.Etcd.Initial
 	whole := framework.Want{Size: size, Version: version}
 	var store *framework.ObjectStore
-	c := newCluster(ctx, newClusterInput{Env: e, Namespaces: input.Namespaces, Check: check, Size: size, Version: version,
+	c := newCluster(ctx, newClusterInput{Env: e, Report: rep, Namespaces: input.Namespaces, Check: check, Size: size, Version: version,
 		BeforeCR: func(ns string) {
 			By("starting an S3-compatible object store (SeaweedFS) in " + ns)
 			var err error

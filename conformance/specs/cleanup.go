@@ -117,7 +117,7 @@ func cleanUpCluster(ctx SpecContext, input CleanupSpecInput, rules inventory.Rul
 	By("creating a cluster in a provisioned namespace, after an inventory of that namespace")
 	var nsBefore inventory.Snapshot
 	size, version := e.Config.Sizes.Create, e.Profile.Etcd.Initial
-	c := newCluster(ctx, newClusterInput{Env: e, Namespaces: input.Namespaces, Check: check, Size: size, Version: version, BeforeCR: func(clusterNS string) {
+	c := newCluster(ctx, newClusterInput{Env: e, Report: input.Report, Namespaces: input.Namespaces, Check: check, Size: size, Version: version, BeforeCR: func(clusterNS string) {
 		e.WaitForNamespaceProvisioned(ctx, clusterNS, e.Config.GetIntervals(check, "namespace-provisioned")...)
 		var err error
 		nsBefore, err = inventory.TakeNamespace(ctx, e.Disc, e.Dynamic, clusterNS)

@@ -30,7 +30,7 @@ func CreateSpec(ctx SpecContext, inputGetter func() CreateSpecInput) {
 
 	size, version := e.Config.Sizes.Create, e.Profile.Etcd.Initial
 	By("creating a cluster of " + itoa(size) + " members at etcd " + version)
-	c := newCluster(ctx, newClusterInput{Env: e, Namespaces: input.Namespaces, Check: check, Size: size, Version: version})
+	c := newCluster(ctx, newClusterInput{Env: e, Report: rep, Namespaces: input.Namespaces, Check: check, Size: size, Version: version})
 	if c.ExtraObjects > 0 {
 		// A result that needed help must say so next to the result.
 		rep.Note(check, "profile workaround: %d object(s) from cluster.extraObjects are created before every cluster; the operator did not create them itself (the profile says why)", c.ExtraObjects)

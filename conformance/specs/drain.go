@@ -60,7 +60,7 @@ func DrainSpec(ctx SpecContext, inputGetter func() DrainSpecInput) {
 		Incomplete(rep, check, "the kind cluster has %d worker nodes (%s); the check needs %d, one member on each: run it on a cluster made with KIND_TOPOLOGY=3workers (make e2e-nodes)",
 			len(workers), strings.Join(workers, ", "), size)
 	}
-	c := newCluster(ctx, newClusterInput{Env: e, Namespaces: input.Namespaces, Check: check, Size: size, Version: version})
+	c := newCluster(ctx, newClusterInput{Env: e, Report: rep, Namespaces: input.Namespaces, Check: check, Size: size, Version: version})
 	whole := framework.Want{Size: size, Version: version}
 	c.WaitForHealthy(ctx, whole, e.Config.GetIntervals(check, "members-ready")...)
 	marker := map[string]string{"etcdproof/marker/drain": "before-drain"}

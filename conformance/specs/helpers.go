@@ -30,7 +30,10 @@ type NamespaceLog interface {
 
 // newClusterInput is what newCluster needs.
 type newClusterInput struct {
-	Env        *framework.Env
+	Env *framework.Env
+	// Report gets the events of the cluster's namespace until the check
+	// ends.
+	Report     *report.Recorder
 	Namespaces NamespaceCreator
 	Check      string
 	Size       int
@@ -44,6 +47,8 @@ type newClusterInput struct {
 
 // newCluster creates a namespace (unless the profile pins one) and a cluster,
 // and registers their deletion; failed specs dump their namespace first.
+// From the moment the namespace exists until the check ends, what happens
+// in it and to the operator's pods is recorded in the check's events.
 func newCluster(ctx context.Context, in newClusterInput) *framework.EtcdCluster {
 	e, check := in.Env, in.Check
 	ns := ""
@@ -54,13 +59,15 @@ func newCluster(ctx context.Context, in newClusterInput) *framework.EtcdCluster 
 		Expect(err).NotTo(HaveOccurred())
 		clusterNS = ns
 	}
+	name := fmt.Sprintf("%s-%d", check, time.Now().Unix()%100000)
+	record := recordClusterEvents(ctx, in, clusterNS, name)
 	if in.BeforeCR != nil {
 		in.BeforeCR(clusterNS)
 	}
-	name := fmt.Sprintf("%s-%d", check, time.Now().Unix()%100000)
 	c, err := e.CreateCluster(ctx, framework.ClusterSpec{Namespace: clusterNS, Name: name, Size: in.Size, Version: in.Version, Durable: in.Durable})
 	Expect(err).NotTo(HaveOccurred())
 	c.SpecNamespace = ns
+	c.RecordMembershipChanges(record)
 	DeferCleanup(func(ctx SpecContext) {
 		if CurrentSpecReport().Failed() {
 			e.DumpNamespace(ctx, clusterNS, framework.SafeName(check))
@@ -78,6 +85,24 @@ func newCluster(ctx context.Context, in newClusterInput) *framework.EtcdCluster 
 		}
 	}, NodeTimeout(e.Config.SpecTimeout(profile.TimeoutClusterCleanup)))
 	return c
+}
+
+// recordClusterEvents records the events of the cluster name in namespace
+// into the check's report until the check ends: registered before the
+// cluster's own cleanup, its stop runs after it, so the deletion is
+// recorded too. The events only inform the report, so a recording that
+// cannot start is a note, never the check's failure.
+func recordClusterEvents(ctx context.Context, in newClusterInput, namespace, name string) func(report.Event) {
+	record := func(ev report.Event) { in.Report.Event(in.Check, ev) }
+	listCtx, cancel := context.WithTimeout(ctx, in.Env.Config.Timeout(in.Check, "events-listed"))
+	defer cancel()
+	r, err := in.Env.RecordClusterEvents(listCtx, namespace, name, record)
+	if err != nil {
+		in.Report.Note(in.Check, "the cluster's events were not recorded: %v", err)
+		return record
+	}
+	DeferCleanup(r.Stop)
+	return record
 }
 
 // trafficInput is what withTraffic needs: a phase of a check's traffic
@@ -117,7 +142,7 @@ func withTrafficPod(ctx context.Context, in trafficInput, fn func(*framework.Tra
 		stopCtx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		if res, err := tp.StopAndValidate(stopCtx, check, phase, in.Limits); err == nil {
-			rep.Traffic(check, phase, res.Result, res.HistoryFile)
+			rep.Traffic(check, phase, res.Started, res.Result, res.HistoryFile)
 			rep.Note(check, "traffic during %s after the failure: %v", phase, res.Failures)
 		}
 	}()
@@ -127,7 +152,7 @@ func withTrafficPod(ctx context.Context, in trafficInput, fn func(*framework.Tra
 	By(fmt.Sprintf("stopping traffic for %s and checking its history", phase))
 	res, err := tp.StopAndValidate(ctx, check, phase, in.Limits)
 	Expect(err).NotTo(HaveOccurred())
-	rep.Traffic(check, phase, res.Result, res.HistoryFile)
+	rep.Traffic(check, phase, res.Started, res.Result, res.HistoryFile)
 	rep.Timing(check, phase+"/longest-write-gap", res.Stats.LongestWriteGap, in.Limits.MaxWriteGap)
 	return phaseTraffic{TrafficResult: res, report: rep, check: check}
 }

@@ -44,7 +44,7 @@ func KillSpec(ctx SpecContext, inputGetter func() KillSpecInput) {
 		Incomplete(rep, check, "cannot reach the nodes to kill a member's process: %v", err)
 	}
 	size, version := e.Config.Sizes.Kill, e.Profile.Etcd.Initial
-	c := newCluster(ctx, newClusterInput{Env: e, Namespaces: input.Namespaces, Check: check, Size: size, Version: version})
+	c := newCluster(ctx, newClusterInput{Env: e, Report: rep, Namespaces: input.Namespaces, Check: check, Size: size, Version: version})
 	want := framework.Want{Size: size, Version: version, Data: map[string]string{"etcdproof/marker/kill": "before-kill"}}
 	_, truth := c.WaitForHealthy(ctx, framework.Want{Size: size, Version: version}, e.Config.GetIntervals(check, "members-ready")...)
 	Expect(c.WriteMarker(ctx, "etcdproof/marker/kill", "before-kill")).To(Succeed())

@@ -53,7 +53,7 @@ func OperatorCrashSpec(ctx SpecContext, inputGetter func() OperatorCrashSpecInpu
 		Incomplete(rep, check, "the profile names no operator Deployment (operator.deployment): there is no operator pod to kill")
 	}
 	size, version := e.Config.Sizes.OperatorCrash, e.Profile.Etcd.Initial
-	c := newCluster(ctx, newClusterInput{Env: e, Namespaces: input.Namespaces, Check: check, Size: size, Version: version})
+	c := newCluster(ctx, newClusterInput{Env: e, Report: rep, Namespaces: input.Namespaces, Check: check, Size: size, Version: version})
 	c.WaitForHealthy(ctx, framework.Want{Size: size, Version: version}, e.Config.GetIntervals(check, "members-ready")...)
 	marker := map[string]string{"etcdproof/marker/operator-crash": "before-crashes"}
 	Expect(c.WriteMarkers(ctx, marker)).To(Succeed())

@@ -55,7 +55,7 @@ func OperatorUpgradeSpec(ctx SpecContext, inputGetter func() OperatorUpgradeSpec
 		Incomplete(rep, check, "the new operator proves it took the cluster over by scaling it up and down, and the profile does not claim scaleUp and scaleDown")
 	}
 	size, version := e.Config.Sizes.OperatorUpgrade, e.Profile.Etcd.Initial
-	c := newCluster(ctx, newClusterInput{Env: e, Namespaces: input.Namespaces, Check: check, Size: size, Version: version})
+	c := newCluster(ctx, newClusterInput{Env: e, Report: rep, Namespaces: input.Namespaces, Check: check, Size: size, Version: version})
 	whole := framework.Want{Size: size, Version: version}
 	c.WaitForHealthy(ctx, whole, e.Config.GetIntervals(check, "members-ready")...)
 	marker := map[string]string{"etcdproof/marker/operator-upgrade": "before-operator-upgrade"}

@@ -53,7 +53,7 @@ func QuorumLossSpec(ctx SpecContext, inputGetter func() QuorumLossSpecInput) {
 	durable := claim == profile.QuorumLossDurable
 	size, version := e.Config.Sizes.QuorumLoss, e.Profile.Etcd.Initial
 	whole := framework.Want{Size: size, Version: version}
-	c := newCluster(ctx, newClusterInput{Env: e, Namespaces: input.Namespaces, Check: check, Size: size, Version: version, Durable: durable})
+	c := newCluster(ctx, newClusterInput{Env: e, Report: rep, Namespaces: input.Namespaces, Check: check, Size: size, Version: version, Durable: durable})
 	_, truth := c.WaitForHealthy(ctx, whole, e.Config.GetIntervals(check, "members-ready")...)
 	markers := map[string]string{}
 	for i := range quorumLossMarkers {

@@ -35,7 +35,7 @@ func ReplaceSpec(ctx SpecContext, inputGetter func() ReplaceSpecInput) {
 		notClaimed(rep, check, "deadMemberReplacement")
 	}
 	size, version := e.Config.Sizes.Replace, e.Profile.Etcd.Initial
-	c := newCluster(ctx, newClusterInput{Env: e, Namespaces: input.Namespaces, Check: check, Size: size, Version: version})
+	c := newCluster(ctx, newClusterInput{Env: e, Report: rep, Namespaces: input.Namespaces, Check: check, Size: size, Version: version})
 	want := framework.Want{Size: size, Version: version, Data: map[string]string{"etcdproof/marker/replace": "before-replace"}}
 	_, truth := c.WaitForHealthy(ctx, framework.Want{Size: size, Version: version}, e.Config.GetIntervals(check, "members-ready")...)
 	Expect(c.WriteMarker(ctx, "etcdproof/marker/replace", "before-replace")).To(Succeed())

@@ -36,7 +36,7 @@ func ScaleSpec(ctx SpecContext, inputGetter func() ScaleSpecInput) {
 		notClaimed(rep, check, "scaleUp")
 	}
 	from, to, version := e.Config.Sizes.ScaleFrom, e.Config.Sizes.ScaleTo, e.Profile.Etcd.Initial
-	c := newCluster(ctx, newClusterInput{Env: e, Namespaces: input.Namespaces, Check: check, Size: from, Version: version})
+	c := newCluster(ctx, newClusterInput{Env: e, Report: rep, Namespaces: input.Namespaces, Check: check, Size: from, Version: version})
 	c.WaitForHealthy(ctx, framework.Want{Size: from, Version: version}, e.Config.GetIntervals(check, "members-ready")...)
 	marker := map[string]string{"etcdproof/marker/scale": "before-scale"}
 	Expect(c.WriteMarker(ctx, "etcdproof/marker/scale", "before-scale")).To(Succeed())

@@ -39,7 +39,7 @@ func UpgradeSpec(ctx SpecContext, inputGetter func() UpgradeSpecInput) {
 	versions := e.Profile.UpgradeVersions()
 	rep.Note(check, "path %s", strings.Join(versions, " → "))
 	size := e.Config.Sizes.Upgrade
-	c := newCluster(ctx, newClusterInput{Env: e, Namespaces: input.Namespaces, Check: check, Size: size, Version: versions[0]})
+	c := newCluster(ctx, newClusterInput{Env: e, Report: rep, Namespaces: input.Namespaces, Check: check, Size: size, Version: versions[0]})
 	c.WaitForHealthy(ctx, framework.Want{Size: size, Version: versions[0]}, e.Config.GetIntervals(check, "members-ready")...)
 	Expect(c.WriteMarker(ctx, "etcdproof/marker/upgrade", "before-upgrade")).To(Succeed())
 	data := map[string]string{"etcdproof/marker/upgrade": "before-upgrade"}

@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // Server runs traffic from the moment it is created and serves:
 //
-//	GET  /status  {"operations":N,"successfulPuts":N,"done":bool}
+//	GET  /status  {"operations":N,"successfulPuts":N,"done":bool,"startedAt":time}
 //	POST /stop    stops the clients, does the final reads and returns the
 //	              history as JSON lines.
 //
@@ -59,7 +60,7 @@ func (s *Server) Handler() http.Handler {
 		default:
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(Status{Operations: s.rec.Len(), SuccessfulPuts: s.rec.SuccessfulPuts(), Done: done})
+		_ = json.NewEncoder(w).Encode(Status{Operations: s.rec.Len(), SuccessfulPuts: s.rec.SuccessfulPuts(), Done: done, StartedAt: s.rec.Started()})
 	})
 	mux.HandleFunc("POST /stop", func(w http.ResponseWriter, _ *http.Request) {
 		if err := s.Stop(); err != nil {
@@ -82,4 +83,7 @@ type Status struct {
 	Operations     int  `json:"operations"`
 	SuccessfulPuts int  `json:"successfulPuts"`
 	Done           bool `json:"done"`
+	// StartedAt is the history's zero on the wall clock: the suite places
+	// what the cluster did during the phase on the history's time axis.
+	StartedAt time.Time `json:"startedAt"`
 }

@@ -115,6 +115,9 @@ func NewRecorder() *Recorder { return &Recorder{start: time.Now()} }
 
 func (r *Recorder) now() int64 { return int64(time.Since(r.start)) }
 
+// Started is the wall-clock time of the recorder's zero.
+func (r *Recorder) Started() time.Time { return r.start.Round(0) }
+
 func (r *Recorder) add(op history.Operation) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -40,6 +41,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // Traffic against a real etcd member yields a history that validates.
 func TestTrafficAgainstRealEtcdIsLinearizable(t *testing.T) {
 	endpoint := etcdtest.Start(t)
+	before := time.Now()
 	srv, err := Start(testConfig(endpoint))
 	if err != nil {
 		t.Fatal(err)
@@ -48,6 +50,12 @@ func TestTrafficAgainstRealEtcdIsLinearizable(t *testing.T) {
 	defer web.Close()
 
 	waitFor(t, "40 successful puts", func() bool { return srv.Recorder().SuccessfulPuts() >= 40 })
+	// The suite places the cluster's events on the history's axis from
+	// the wall-clock time of its zero.
+	st := getStatus(t, web.URL)
+	if st.StartedAt.Before(before.Round(0)) || st.StartedAt.After(time.Now()) || st.SuccessfulPuts < 40 {
+		t.Errorf("status = %+v, want startedAt between %s and now", st, before)
+	}
 	resp, err := http.Post(web.URL+"/stop", "", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -73,6 +81,20 @@ func TestTrafficAgainstRealEtcdIsLinearizable(t *testing.T) {
 	if r.Stats.Puts < 40 || r.Stats.LatencyP50 <= 0 {
 		t.Errorf("stats = %+v", r.Stats)
 	}
+}
+
+func getStatus(t *testing.T, url string) Status {
+	t.Helper()
+	resp, err := http.Get(url + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var st Status
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 // The leader of a 3-member cluster crashes mid-traffic sent to a follower:

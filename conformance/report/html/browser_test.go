@@ -29,6 +29,10 @@ const (
 	envArtifacts = "ETCDPROOF_TEST_ARTIFACTS"
 	// screenshotName is also docs/report-html.png, made from this test.
 	screenshotName = "report-html.png"
+	// The window of the screenshot: tall enough for the verdict, the
+	// checks table, create's events and replace's traffic timeline with
+	// its events lane.
+	screenshotWidth, screenshotHeight = 1280, 1400
 )
 
 // pageFacts is what the test reads back from the rendered DOM.
@@ -36,22 +40,55 @@ type pageFacts struct {
 	Verdict   string `json:"verdict"`
 	CheckRows int    `json:"checkRows"`
 	Timelines []struct {
-		Phase            string  `json:"phase"`
-		ThroughputPoints int     `json:"throughputPoints"`
-		LatencyPoints    int     `json:"latencyPoints"`
-		FailureMarks     int     `json:"failureMarks"`
-		GapBands         int     `json:"gapBands"`
-		RenderedWidthPx  float64 `json:"renderedWidthPx"`
-		RenderedHeightPx float64 `json:"renderedHeightPx"`
-		ContainedInPhase bool    `json:"containedInPhase"`
+		Phase            string    `json:"phase"`
+		ThroughputPoints int       `json:"throughputPoints"`
+		LatencyPoints    int       `json:"latencyPoints"`
+		FailureMarks     int       `json:"failureMarks"`
+		GapBands         int       `json:"gapBands"`
+		RenderedWidthPx  float64   `json:"renderedWidthPx"`
+		RenderedHeightPx float64   `json:"renderedHeightPx"`
+		ContainedInPhase bool      `json:"containedInPhase"`
+		Events           laneFacts `json:"events"`
 	} `json:"timelines"`
+	EventsOnly []struct {
+		Check  string    `json:"check"`
+		Events laneFacts `json:"events"`
+	} `json:"eventsOnly"`
 }
 
-// The SVG DOM's point lists, not the attributes: they prove the browser
-// parsed the data.
-const readPageFacts = `({
+// laneFacts is an events lane and the table under its timeline.
+type laneFacts struct {
+	Ticks        int `json:"ticks"`
+	WarningTicks int `json:"warningTicks"`
+	// TicksInLane: every tick is drawn inside the lane's frame.
+	TicksInLane bool     `json:"ticksInLane"`
+	Titles      []string `json:"titles"`
+	TableRows   int      `json:"tableRows"`
+}
+
+// The SVG DOM's point lists and lengths, not the attributes: they prove
+// the browser parsed the data.
+const readPageFacts = `(() => {
+const lane = (svg, container) => {
+  const frame = svg.querySelector('.events-lane rect.lane');
+  const ticks = Array.from(svg.querySelectorAll('.events-lane line.event'));
+  const inside = t => frame !== null && t.x1.baseVal.value >= frame.x.baseVal.value && t.x1.baseVal.value <= frame.x.baseVal.value + frame.width.baseVal.value &&
+    t.y1.baseVal.value >= frame.y.baseVal.value && t.y2.baseVal.value <= frame.y.baseVal.value + frame.height.baseVal.value;
+  return {
+    ticks: ticks.length,
+    warningTicks: svg.querySelectorAll('.events-lane line.event.warning').length,
+    ticksInLane: ticks.every(inside),
+    titles: ticks.map(t => t.querySelector('title') ? t.querySelector('title').textContent : ''),
+    tableRows: container.querySelectorAll(':scope > details.events table.events tbody tr').length,
+  };
+};
+return {
   verdict: document.getElementById('verdict').textContent,
   checkRows: document.querySelectorAll('table.checks tbody tr').length,
+  eventsOnly: Array.from(document.querySelectorAll('.events-only')).map(div => ({
+    check: div.dataset.check,
+    events: lane(div.querySelector('svg.events-timeline'), div),
+  })),
   timelines: Array.from(document.querySelectorAll('svg.timeline')).map(svg => {
     const box = svg.getBoundingClientRect();
     const points = sel => Array.from(svg.querySelectorAll(sel)).reduce((n, p) => n + p.points.numberOfItems, 0);
@@ -64,9 +101,11 @@ const readPageFacts = `({
       renderedWidthPx: box.width,
       renderedHeightPx: box.height,
       containedInPhase: svg.closest('.phase') !== null && svg.closest('.phase').dataset.phase === svg.dataset.phase,
+      events: lane(svg, svg.closest('.phase')),
     };
   }),
-})`
+};
+})()`
 
 func TestReportHTMLInChromiumHasTheChecksAndATimelinePerPhase(t *testing.T) {
 	chromium := chromiumPath(t)
@@ -81,7 +120,7 @@ func TestReportHTMLInChromiumHasTheChecksAndATimelinePerPhase(t *testing.T) {
 
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true), chromedp.WindowSize(1280, 900))...)
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true), chromedp.WindowSize(screenshotWidth, screenshotHeight))...)
 	defer cancelAlloc()
 	ctx, cancel := chromedp.NewContext(allocCtx)
 	defer cancel()
@@ -124,7 +163,7 @@ func TestReportHTMLInChromiumHasTheChecksAndATimelinePerPhase(t *testing.T) {
 	var png []byte
 	err = chromedp.Run(ctx,
 		cdplog.Enable(), network.Enable(),
-		chromedp.EmulateViewport(1280, 900),
+		chromedp.EmulateViewport(screenshotWidth, screenshotHeight),
 		chromedp.Navigate("file://"+filepath.Join(dir, FileName)),
 		chromedp.WaitReady("#checks", chromedp.ByQuery),
 		chromedp.Evaluate(readPageFacts, &facts),
@@ -164,10 +203,45 @@ func TestReportHTMLInChromiumHasTheChecksAndATimelinePerPhase(t *testing.T) {
 			t.Errorf("replace timeline marks no failed request")
 		}
 	}
+	checkEventLanes(t, rep, facts)
 	mu.Lock()
 	defer mu.Unlock()
 	if len(problems) > 0 {
 		t.Errorf("the page made the browser complain:\n%s", strings.Join(problems, "\n"))
+	}
+}
+
+// checkEventLanes: every traffic phase has its cluster events drawn on
+// its lane, each with its hover text, and listed under it; the create
+// check, which has no traffic, has an events-only timeline of all its
+// events; no other check needs one.
+func checkEventLanes(t *testing.T, rep *report.Report, facts pageFacts) {
+	t.Helper()
+	for _, tl := range facts.Timelines {
+		ev := tl.Events
+		if ev.Ticks == 0 || ev.Ticks != ev.TableRows || !ev.TicksInLane || ev.WarningTicks == 0 {
+			t.Errorf("events lane of %s: %+v", tl.Phase, ev)
+		}
+		for _, title := range ev.Titles {
+			if !strings.Contains(title, " s · ") {
+				t.Errorf("events lane of %s: tick title %q", tl.Phase, title)
+			}
+		}
+		if tl.Phase == "replace" && !slices.ContainsFunc(ev.Titles, func(s string) bool { return strings.Contains(s, "Deleted") }) {
+			t.Errorf("replace lane does not show the leader's pod deleted: %q", ev.Titles)
+		}
+	}
+	var want int
+	for _, c := range rep.Checks {
+		if c.Name == "create" {
+			want = len(c.Events)
+		}
+	}
+	if len(facts.EventsOnly) != 1 || facts.EventsOnly[0].Check != "create" {
+		t.Fatalf("events-only timelines %+v, want create's alone", facts.EventsOnly)
+	}
+	if ev := facts.EventsOnly[0].Events; want == 0 || ev.Ticks != want || ev.TableRows != want || !ev.TicksInLane {
+		t.Errorf("create's events-only timeline: %+v, want %d ticks and rows", ev, want)
 	}
 }
 

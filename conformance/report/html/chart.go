@@ -46,8 +46,13 @@ type chart struct {
 	Definite, Indeterminate        []mark
 	HiddenMarks                    int
 	Gap                            *gapBand
+	// Events is the lane of the cluster's events, when any happened
+	// during the phase (withEvents).
+	Events *eventLane
 	// Seconds is how many seconds the time axis spans.
 	Seconds int
+	// x places a time of the phase on the axis.
+	x func(time.Duration) float64
 }
 
 type tick struct {
@@ -80,6 +85,7 @@ func newChart(tl Timeline) *chart {
 		LatencyHeight: latencyBottom - latencyTop, LatencyMid: (latencyTop + latencyBottom) / 2}
 	span := time.Duration(len(tl.Seconds)) * time.Second
 	x := func(t time.Duration) float64 { return plotLeft + float64(t)/float64(span)*(plotRight-plotLeft) }
+	c.x = x
 	c.XTicks = timeTicks(span, x)
 
 	maxOps := 1

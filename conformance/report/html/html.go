@@ -2,7 +2,9 @@
 // written beside report.md: the verdict, the checks table and, for every
 // traffic phase, a timeline of what the clients saw (requests per second,
 // p50 and p99 latency per second, failed requests, the longest write
-// gap), drawn from the recorded histories in the report dir.
+// gap), drawn from the recorded histories in the report dir, with what
+// the cluster and the operator did meanwhile (the check's events) on a
+// lane under it.
 //
 // The charts are inline SVG laid out in Go and written with html/template;
 // the page has no JavaScript and loads nothing. So it opens offline (a CI
@@ -65,6 +67,8 @@ type page struct {
 	SetupFailure                                string
 	SuiteFailures                               []string
 	Checks                                      []checkView
+	// MaxEvents is how many events a check keeps.
+	MaxEvents int
 }
 
 type field struct{ Name, Value string }
@@ -77,11 +81,19 @@ type checkView struct {
 	Timings                  []timingView
 	Phases                   []phaseView
 	Notes                    []string
+	// EventsOnly is the timeline of the cluster's events of a check none
+	// of whose traffic phases could place them; OtherEvents lists the
+	// events outside every phase of a check whose phases could.
+	EventsOnly    *eventsOnlyView
+	OtherEvents   *eventTable
+	EventsDropped int
 }
 
 // HasDetails says whether the check gets a section below the table: its
-// traffic phases and notes (its timings are in the table).
-func (c checkView) HasDetails() bool { return len(c.Phases) > 0 || len(c.Notes) > 0 }
+// traffic phases, cluster events and notes (its timings are in the table).
+func (c checkView) HasDetails() bool {
+	return len(c.Phases) > 0 || len(c.Notes) > 0 || c.EventsOnly != nil || c.OtherEvents != nil
+}
 
 type timingView struct {
 	Name, Value, Budget string
@@ -101,6 +113,8 @@ type phaseView struct {
 	Visualization, VisualizationMissing string
 	Chart                               *chart
 	FinalReads                          int
+	// Events lists the cluster's events drawn on the chart's lane.
+	Events *eventTable
 }
 
 func newPage(dir string, original *report.Report) (*page, error) {
@@ -111,7 +125,7 @@ func newPage(dir string, original *report.Report) (*page, error) {
 	e := rep.Environment
 	p := &page{Profile: rep.Profile, Verdict: string(rep.Verdict), VerdictLine: rep.VerdictLine, VerdictClass: strings.ToLower(string(rep.Verdict)),
 		Started: rep.Started.UTC().Format(time.RFC3339), Duration: seconds(rep.Duration, 0),
-		SetupFailure: rep.SetupFailure, SuiteFailures: rep.SuiteFailures,
+		SetupFailure: rep.SetupFailure, SuiteFailures: rep.SuiteFailures, MaxEvents: report.MaxEventsPerCheck,
 		Environment: []field{{"Kubernetes", e.Kubernetes}, {"kind", e.Kind}, {"etcd", strings.Join(e.Etcd, " → ")}, {"operator", e.Operator}, {"suite", e.Suite}}}
 	if u := rep.Operator; u != nil && u.Samples > 0 {
 		p.Memory = fmt.Sprintf("peak RSS %.1f MiB, peak working set %.1f MiB (%d samples)", report.MiB(u.PeakRSSBytes), report.MiB(u.PeakWorkingSetBytes), u.Samples)
@@ -153,9 +167,13 @@ func newCheckView(dir string, c *report.Check) checkView {
 		}
 		v.Timings = append(v.Timings, t)
 	}
+	starts := map[string]time.Time{}
 	for _, phase := range slices.Sorted(maps.Keys(c.Traffic)) {
 		v.Phases = append(v.Phases, newPhaseView(dir, phase, c.Traffic[phase]))
+		starts[phase] = c.Traffic[phase].Started
 	}
+	checkEvents(&v, c, starts)
+	v.EventsDropped = c.EventsDropped
 	return v
 }
 

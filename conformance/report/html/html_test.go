@@ -53,9 +53,9 @@ func TestRenderSaysWhichHistoryIsMissingAndLinksTheVisualization(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := report.NewRecorder()
-	rec.Traffic("upgrade", "to-3.6", validate.Result{Linearizability: validate.NotLinearizable, Failures: []string{"history is not linearizable"}, Visualization: vis},
+	rec.Traffic("upgrade", "to-3.6", time.Time{}, validate.Result{Linearizability: validate.NotLinearizable, Failures: []string{"history is not linearizable"}, Visualization: vis},
 		filepath.Join(dir, "upgrade", "history-to-3.6.jsonl"))
-	rec.Traffic("replace", "replace", validate.Result{Linearizability: validate.Linearizable}, filepath.Join(dir, "replace", "history-replace.jsonl"))
+	rec.Traffic("replace", "replace", time.Time{}, validate.Result{Linearizability: validate.Linearizable}, filepath.Join(dir, "replace", "history-replace.jsonl"))
 	rec.Timing("replace", "mttr-leader", 200*time.Second, 180*time.Second)
 	rec.Note("replace", "leader pod <deleted> & replaced")
 	rec.Check("upgrade").State, rec.Check("upgrade").Failure = report.Failed, "traffic during to-3.6: history is not linearizable"

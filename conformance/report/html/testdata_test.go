@@ -81,8 +81,9 @@ func readFile(t *testing.T, path string) []byte {
 
 // simulatedRun is a reference run of create, replace, upgrade, rbac and
 // cleanup, recorded through report.Recorder; its two traffic phases are
-// simulated clients validated by validate.Validate. The histories are
-// keyed by their path in the report dir.
+// simulated clients validated by validate.Validate, and the cluster's
+// events are simulatedEvents. The histories are keyed by their path in
+// the report dir.
 func simulatedRun(t *testing.T) (*report.Report, map[string]history.History) {
 	t.Helper()
 	replace := simulate(trafficScript{seed: 1, step: "replace-replace", length: 10 * time.Second, disturb: leaderDeletedAt(4 * time.Second)})
@@ -102,7 +103,7 @@ func simulatedRun(t *testing.T) (*report.Report, map[string]history.History) {
 		if !res.Passed() {
 			t.Fatalf("simulated %s traffic fails validation: %v", p.phase, res.Failures)
 		}
-		rec.Traffic(p.check, p.phase, res, p.file)
+		rec.Traffic(p.check, p.phase, phaseStarts[p.phase], res, p.file)
 		rec.Timing(p.check, p.phase+"/longest-write-gap", res.Stats.LongestWriteGap, opts.MaxWriteGap)
 	}
 	rec.Timing("create", "time-to-ready", 19200*time.Millisecond, 2*time.Minute)
@@ -118,16 +119,104 @@ func simulatedRun(t *testing.T) (*report.Report, map[string]history.History) {
 	order := []string{"create", "replace", "upgrade", "rbac", "cleanup"}
 	for _, name := range order {
 		c := rec.Check(name)
-		c.State, c.Required, c.Duration = report.Passed, true, report.Ms(durations[name])
+		c.State, c.Required, c.Duration, c.Started = report.Passed, true, report.Ms(durations[name]), checkStarts[name]
+	}
+	for _, e := range simulatedEvents {
+		ev := e.Event
+		ev.Time = e.from.Add(time.Duration(e.at * float64(time.Second)))
+		rec.Event(e.check, ev)
 	}
 	rep := &report.Report{SchemaVersion: report.SchemaVersion, Profile: "reference",
-		Started: time.Date(2026, 12, 3, 8, 22, 31, 0, time.UTC), Duration: report.Ms(161 * time.Second),
+		Started: runStarted, Duration: report.Ms(161 * time.Second),
 		Environment: report.Environment{Kubernetes: "v1.34.4", Kind: "v0.33.0", Etcd: []string{"3.5.21", "3.6.5"}, Operator: "dev", Suite: "(devel)"},
 		Operator:    &report.OperatorUsage{PeakRSSBytes: 16_567_500, PeakWorkingSetBytes: 22_229_000, Samples: 31},
 		Checks:      rec.Checks(order)}
 	rep.Judge()
 	return rep, map[string]history.History{"replace/history-replace.jsonl": replace, upgradeHistory: upgrade}
 }
+
+// runStarted is when the simulated run began; the checks follow one
+// another from it, each traffic phase starts a while into its check.
+var (
+	runStarted  = time.Date(2026, 12, 3, 8, 22, 31, 0, time.UTC)
+	checkStarts = map[string]time.Time{
+		"create":  runStarted.Add(time.Second),
+		"replace": runStarted.Add(20500 * time.Millisecond),
+		"upgrade": runStarted.Add(54700 * time.Millisecond),
+		"rbac":    runStarted.Add(99600 * time.Millisecond),
+		"cleanup": runStarted.Add(100400 * time.Millisecond),
+	}
+	phaseStarts = map[string]time.Time{
+		"replace":  checkStarts["replace"].Add(14 * time.Second),
+		"to-3.6.5": checkStarts["upgrade"].Add(12 * time.Second),
+	}
+)
+
+// simulatedEvent is what the cluster did at some seconds from a moment
+// (a check's or a phase's start).
+type simulatedEvent struct {
+	check string
+	from  time.Time
+	at    float64
+	report.Event
+}
+
+// simulatedEvents: create's members coming up one by one (no traffic: an
+// events-only timeline); replace's leader pod deleted 4 s into the phase,
+// as the simulated clients see it, and its replacement joining; upgrade's
+// member restarted on the new version 3 s into the phase.
+var simulatedEvents = func() []simulatedEvent {
+	var out []simulatedEvent
+	add := func(check string, from time.Time, at float64, source report.EventSource, object, reason, message string, warning bool) {
+		level := report.LevelNormal
+		if warning {
+			level = report.LevelWarning
+		}
+		out = append(out, simulatedEvent{check: check, from: from, at: at,
+			Event: report.Event{Source: source, Object: object, Reason: reason, Message: message, Level: level}})
+	}
+	pod, event, etcd := report.SourcePod, report.SourceEvent, report.SourceEtcd
+	const node = "etcdproof-control-plane"
+	create := checkStarts["create"]
+	for i, member := range []string{"create-80532-4bqz7", "create-80532-m9dlc", "create-80532-t2wfx"} {
+		from := float64(i) * 5.4
+		add("create", create, from+0.4, pod, "pod/"+member, "Created", "", false)
+		add("create", create, from+0.41, pod, "pod/"+member, "Scheduled", "on node "+node, false)
+		add("create", create, from+1.5, pod, "pod/"+member, "Running", "", false)
+		if i == 1 {
+			add("create", create, from+2.6, event, "pod/"+member, "Unhealthy", "Readiness probe failed: HTTP probe failed with statuscode: 503", true)
+		}
+		add("create", create, from+4.1, pod, "pod/"+member, "Ready", "", false)
+	}
+	add("create", create, 17.9, etcd, "etcdcluster/create-80532", "Members", "members create-80532-4bqz7, create-80532-m9dlc, create-80532-t2wfx; leader create-80532-4bqz7", false)
+
+	replace, phase := checkStarts["replace"], phaseStarts["replace"]
+	for i, member := range []string{"replace-80551-8hx2q", "replace-80551-kq4rn", "replace-80551-w7c5d"} {
+		add("replace", replace, 0.5+float64(i)*4, pod, "pod/"+member, "Created", "", false)
+		add("replace", replace, 4.2+float64(i)*4, pod, "pod/"+member, "Ready", "", false)
+	}
+	add("replace", replace, 13.2, etcd, "etcdcluster/replace-80551", "Members", "members replace-80551-8hx2q, replace-80551-kq4rn, replace-80551-w7c5d; leader replace-80551-8hx2q", false)
+	add("replace", phase, 4.0, pod, "pod/replace-80551-8hx2q", "Terminating", "grace period 30 s", false)
+	add("replace", phase, 4.01, event, "pod/replace-80551-8hx2q", "Killing", "Stopping container etcd", false)
+	add("replace", phase, 4.05, pod, "pod/replace-80551-8hx2q", "Unready", "ContainersNotReady: containers with unready status: [etcd]", true)
+	add("replace", phase, 4.62, pod, "pod/replace-80551-8hx2q", "Deleted", "", false)
+	add("replace", phase, 4.95, pod, "pod/replace-80551-zz6mb", "Created", "", false)
+	add("replace", phase, 4.96, pod, "pod/replace-80551-zz6mb", "Scheduled", "on node "+node, false)
+	add("replace", phase, 5.7, etcd, "etcdcluster/replace-80551", "MembersChanged", "removed replace-80551-8hx2q: members replace-80551-kq4rn, replace-80551-w7c5d", false)
+	add("replace", phase, 5.7, etcd, "etcdcluster/replace-80551", "LeaderChanged", "leader replace-80551-8hx2q → replace-80551-kq4rn", false)
+	add("replace", phase, 6.1, pod, "pod/replace-80551-zz6mb", "Running", "", false)
+	add("replace", phase, 6.6, event, "pod/replace-80551-zz6mb", "Unhealthy", "Readiness probe failed: HTTP probe failed with statuscode: 503", true)
+	add("replace", phase, 7.7, etcd, "etcdcluster/replace-80551", "MembersChanged", "added replace-80551-zz6mb: members replace-80551-kq4rn, replace-80551-w7c5d, replace-80551-zz6mb", false)
+	add("replace", phase, 7.9, pod, "pod/replace-80551-zz6mb", "Ready", "", false)
+
+	upgrade := phaseStarts["to-3.6.5"]
+	add("upgrade", upgrade, 2.95, event, "pod/upgrade-80585-2jd8s", "Killing", "Container etcd definition changed, will be restarted", false)
+	add("upgrade", upgrade, 3.0, pod, "pod/upgrade-80585-2jd8s", "Unready", "ContainersNotReady: containers with unready status: [etcd]", true)
+	add("upgrade", upgrade, 3.4, pod, "pod/upgrade-80585-2jd8s", "Restarted", "container etcd restarted (1 restarts): Completed, exit code 0", true)
+	add("upgrade", upgrade, 3.41, event, "pod/upgrade-80585-2jd8s", "Pulled", `Container image "quay.io/coreos/etcd:v3.6.5" already present on machine`, false)
+	add("upgrade", upgrade, 4.1, pod, "pod/upgrade-80585-2jd8s", "Ready", "", false)
+	return out
+}()
 
 // trafficScript is a phase of simulated clients: each keeps one request
 // in flight against a linearizable store, as etcdproof traffic does, and
