@@ -3,8 +3,8 @@
 # the image names their own install manifests use, and load them into the kind
 # cluster when it exists. The suite certifies these operators; nothing of
 # theirs is vendored here, only the versions their builds were pinned to.
-#   quay.io/coreos/etcd-operator:v0.9.4   etcd-operator, backup-operator and
-#                                         restore-operator in /usr/local/bin
+#   quay.io/coreos/etcd-operator:v0.9.4   etcd-operator, etcd-backup-operator and
+#                                         etcd-restore-operator in /usr/local/bin
 #   tutum/curl:latest                     what v0.9.4's restore fetches a
 #                                         backup with (pulled on every start:
 #                                         also pushed to the registry mirror)
@@ -38,18 +38,37 @@ coreos_build() {
   printf 'package builder\n' >"$coreos_builder/builder.go"
   cd "$coreos_builder" || return
   GOFLAGS=-mod=mod go mod download github.com/coreos/etcd-operator
+  # Named as its release names them (hack/build/build: etcd-<cmd>).
   for cmd in operator backup-operator restore-operator; do
-    GOFLAGS=-mod=mod go build -trimpath -ldflags="-s -w" -o "bin/${cmd/#operator/etcd-operator}.tmp" \
+    GOFLAGS=-mod=mod go build -trimpath -ldflags="-s -w" -o "bin/etcd-$cmd.tmp" \
       "github.com/coreos/etcd-operator/cmd/$cmd"
   done
-  for cmd in etcd-operator backup-operator restore-operator; do mv "bin/$cmd.tmp" "bin/$cmd"; done
+  for cmd in operator backup-operator restore-operator; do mv "bin/etcd-$cmd.tmp" "bin/etcd-$cmd"; done
 }
 
-# The book's Deployment runs `etcd-operator` by name; the operator writes glog
-# files to /tmp, so the image needs a writable /tmp (the busybox base has one).
+# The shape of v0.9.4's hack/build/Dockerfile: the three programs in
+# /usr/local/bin under their release names (Deployments run them by name), no
+# entrypoint, and user etcd-operator as `adduser -D` makes it; busybox stands
+# in for Alpine 3.6 (a shell, a writable /tmp for the operator's glog
+# files). CA certificates are left out: nothing here reaches a TLS endpoint
+# whose CA is not given.
 coreos_image() {
-  binary_image "$COREOS_OPERATOR_IMAGE" "$BUSYBOX_IMAGE" /usr/local/bin/etcd-operator \
-    "$coreos_bin/etcd-operator" "$coreos_bin/backup-operator" "$coreos_bin/restore-operator"
+  local ctx="$ETCDPROOF_CACHE/images/ctx/coreos-etcd-operator" cmd
+  rm -rf "$ctx"
+  mkdir -p "$ctx"
+  {
+    echo "FROM $BUSYBOX_IMAGE"
+    for cmd in etcd-backup-operator etcd-restore-operator etcd-operator; do
+      cp "$coreos_bin/$cmd" "$ctx/"
+      echo "COPY $cmd /usr/local/bin/$cmd"
+    done
+    # What Alpine's `adduser -D etcd-operator` writes (Debian's busybox has no adduser).
+    echo "RUN echo 'etcd-operator:x:1000:1000:Linux User,,,:/home/etcd-operator:/bin/sh' >>/etc/passwd && \\"
+    echo "    echo 'etcd-operator:x:1000:' >>/etc/group && mkdir -p /home/etcd-operator && chown 1000:1000 /home/etcd-operator"
+    echo "USER etcd-operator"
+  } >"$ctx/Dockerfile"
+  build_context_image "$COREOS_OPERATOR_IMAGE" "$ctx"
+  rm -rf "$ctx"
 }
 
 # tutum/curl is `FROM ubuntu:trusty` plus Ubuntu's curl, with the base's
@@ -66,7 +85,12 @@ tutum_curl_image() {
 }
 
 step busybox-image "" ensure_busybox_image
-step "coreos-etcd-operator-$COREOS_OPERATOR_VERSION" "$coreos_bin/restore-operator" coreos_build
+step "coreos-etcd-operator-$COREOS_OPERATOR_VERSION" "$coreos_bin/etcd-restore-operator" coreos_build
+# An image from the earlier recipe (root, programs named backup-operator and
+# restore-operator) is made again.
+if [[ "$(docker image inspect -f '{{.Config.User}}' "$COREOS_OPERATOR_IMAGE" 2>/dev/null)" != etcd-operator ]]; then
+  docker rmi "$COREOS_OPERATOR_IMAGE" >/dev/null 2>&1 || true
+fi
 image_step "image-coreos-etcd-operator-$COREOS_OPERATOR_VERSION" "$COREOS_OPERATOR_IMAGE" coreos_image
 image_step image-tutum-curl tutum/curl:latest tutum_curl_image
 images=("$COREOS_OPERATOR_IMAGE" tutum/curl:latest)
