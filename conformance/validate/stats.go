@@ -43,16 +43,10 @@ type Stats struct {
 func ComputeStats(h history.History) Stats {
 	var s Stats
 	var latencies []time.Duration
-	var start, end int64 = -1, 0
-	var writeTimes []int64
 	for _, op := range h.Operations {
 		if op.Final {
 			continue
 		}
-		if start < 0 || op.Call < start {
-			start = op.Call
-		}
-		end = max(end, op.Call)
 		switch op.Class() {
 		case history.Definite:
 			s.DefiniteFailures++
@@ -75,31 +69,77 @@ func ComputeStats(h history.History) Stats {
 			}
 		}
 		if op.Succeeded() {
-			end = max(end, op.Return)
 			latencies = append(latencies, time.Duration(op.Return-op.Call))
-			if op.Kind == history.Put {
-				writeTimes = append(writeTimes, op.Return)
-			}
 		}
 	}
 	s.FailuresAfterRetry, _, s.DuringLeaderChange = failuresAfterRetry(h)
-	if start < 0 {
+	start, end, writes, ok := trafficTimes(h)
+	if !ok {
 		return s
 	}
 	s.Duration = time.Duration(end - start)
-	points := append([]int64{start}, writeTimes...)
-	points = append(points, end)
-	sort.Slice(points, func(i, j int) bool { return points[i] < points[j] })
-	for i := 1; i < len(points); i++ {
-		s.LongestWriteGap = max(s.LongestWriteGap, time.Duration(points[i]-points[i-1]))
-	}
+	s.LongestWriteGap = longestWriteGap(start, end, writes).Length()
 	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
-	s.LatencyP50 = percentile(latencies, 50)
-	s.LatencyP99 = percentile(latencies, 99)
+	s.LatencyP50 = Percentile(latencies, 50)
+	s.LatencyP99 = Percentile(latencies, 99)
 	return s
 }
 
-func percentile(sorted []time.Duration, p int) time.Duration {
+// Span is a stretch of a history, as offsets of its clock.
+type Span struct{ From, To time.Duration }
+
+// Length is how long the span lasts.
+func (s Span) Length() time.Duration { return s.To - s.From }
+
+// LongestWriteGap is where the history went longest without an
+// acknowledged write: Stats.LongestWriteGap is its length.
+func LongestWriteGap(h history.History) Span {
+	start, end, writes, ok := trafficTimes(h)
+	if !ok {
+		return Span{}
+	}
+	return longestWriteGap(start, end, writes)
+}
+
+// trafficTimes is when the traffic ran, final reads left out: from the
+// first call to the last call or successful return, and when each
+// acknowledged put returned. ok is false for a history with no operation.
+func trafficTimes(h history.History) (start, end int64, writes []int64, ok bool) {
+	start = -1
+	for _, op := range h.Operations {
+		if op.Final {
+			continue
+		}
+		if start < 0 || op.Call < start {
+			start = op.Call
+		}
+		end = max(end, op.Call)
+		if op.Succeeded() {
+			end = max(end, op.Return)
+			if op.Kind == history.Put {
+				writes = append(writes, op.Return)
+			}
+		}
+	}
+	return start, end, writes, start >= 0
+}
+
+// longestWriteGap is the widest interval between the traffic's start,
+// every acknowledged write and its end.
+func longestWriteGap(start, end int64, writes []int64) Span {
+	points := append(append([]int64{start}, writes...), end)
+	sort.Slice(points, func(i, j int) bool { return points[i] < points[j] })
+	var gap Span
+	for i := 1; i < len(points); i++ {
+		if d := time.Duration(points[i] - points[i-1]); d > gap.Length() {
+			gap = Span{From: time.Duration(points[i-1]), To: time.Duration(points[i])}
+		}
+	}
+	return gap
+}
+
+// Percentile is the nearest-rank percentile p of sorted latencies.
+func Percentile(sorted []time.Duration, p int) time.Duration {
 	if len(sorted) == 0 {
 		return 0
 	}

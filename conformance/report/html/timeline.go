@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/etcdproof/etcdproof/conformance/history"
+	"github.com/etcdproof/etcdproof/conformance/validate"
 )
 
 // Timeline is a traffic phase as the clients lived it, second by second.
@@ -19,7 +20,7 @@ type Timeline struct {
 	// LongestWriteGap is where the longest stretch without an
 	// acknowledged write lies, measured as validate.ComputeStats measures
 	// it, so the shading matches the report's number.
-	LongestWriteGap Span
+	LongestWriteGap validate.Span
 	// End is when the last request returned.
 	End time.Duration
 	// FinalReads are left out of the timeline: they verify the keys after
@@ -48,12 +49,6 @@ type Failure struct {
 	Error string
 	Retry bool
 }
-
-// Span is a stretch of a phase.
-type Span struct{ From, To time.Duration }
-
-// Length is how long the span lasts.
-func (s Span) Length() time.Duration { return s.To - s.From }
 
 // NewTimeline buckets a history by the second in which each request
 // returned: that is when a client learned the outcome.
@@ -84,55 +79,9 @@ func NewTimeline(h history.History) Timeline {
 	}
 	for i, l := range latencies {
 		slices.Sort(l)
-		tl.Seconds[i].P50, tl.Seconds[i].P99 = percentile(l, 50), percentile(l, 99)
+		tl.Seconds[i].P50, tl.Seconds[i].P99 = validate.Percentile(l, 50), validate.Percentile(l, 99)
 	}
 	slices.SortStableFunc(tl.Failures, func(a, b Failure) int { return cmp.Compare(a.At, b.At) })
-	tl.LongestWriteGap = longestWriteGap(h)
+	tl.LongestWriteGap = validate.LongestWriteGap(h)
 	return tl
-}
-
-// percentile is the nearest-rank percentile of sorted latencies, the
-// definition validate uses for the report's p50 and p99.
-func percentile(sorted []time.Duration, p int) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := (len(sorted)*p + 99) / 100
-	return sorted[min(max(i-1, 0), len(sorted)-1)]
-}
-
-// longestWriteGap locates the gap validate.ComputeStats only measures:
-// between the first call, every acknowledged put's return and the end of
-// traffic (the last call or successful return), the widest interval. The
-// test holds the two to the same length.
-func longestWriteGap(h history.History) Span {
-	var start, end int64 = -1, 0
-	var writes []int64
-	for _, op := range h.Operations {
-		if op.Final {
-			continue
-		}
-		if start < 0 || op.Call < start {
-			start = op.Call
-		}
-		end = max(end, op.Call)
-		if op.Succeeded() {
-			end = max(end, op.Return)
-			if op.Kind == history.Put {
-				writes = append(writes, op.Return)
-			}
-		}
-	}
-	if start < 0 {
-		return Span{}
-	}
-	points := append(append([]int64{start}, writes...), end)
-	slices.Sort(points)
-	var gap Span
-	for i := 1; i < len(points); i++ {
-		if d := time.Duration(points[i] - points[i-1]); d > gap.Length() {
-			gap = Span{From: time.Duration(points[i-1]), To: time.Duration(points[i])}
-		}
-	}
-	return gap
 }

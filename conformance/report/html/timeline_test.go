@@ -85,7 +85,7 @@ func TestLongestWriteGapIsWhereValidateMeasuresIt(t *testing.T) {
 		histories = append(histories, r)
 	}
 	for i, h := range histories {
-		if got, want := longestWriteGap(h).Length(), validate.ComputeStats(h).LongestWriteGap; got != want {
+		if got, want := NewTimeline(h).LongestWriteGap.Length(), validate.ComputeStats(h).LongestWriteGap; got != want {
 			t.Errorf("history %d: gap %s, validate says %s", i, got, want)
 		}
 	}
