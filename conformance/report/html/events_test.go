@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/etcdproof/etcdproof/conformance/history"
 	"github.com/etcdproof/etcdproof/conformance/report"
 	"github.com/etcdproof/etcdproof/conformance/validate"
 )
@@ -18,12 +17,7 @@ import (
 // events-only timeline from its start.
 func TestEventsAreDrawnOnTheTimelineOfTheirPhase(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "replace"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := history.WriteFile(filepath.Join(dir, "replace", "history-replace.jsonl"), smallHistory()); err != nil {
-		t.Fatal(err)
-	}
+	writeSmallHistory(t, dir, "replace/history-replace.jsonl")
 	checkStart := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
 	phaseStart := checkStart.Add(10 * time.Second)
 	at := func(from time.Time, seconds float64) time.Time {
@@ -114,9 +108,7 @@ func TestEventsAreDrawnOnTheTimelineOfTheirPhase(t *testing.T) {
 // the check's start is its zero.
 func TestEventsOfPhasesWithoutAStartGetTheirOwnTimeline(t *testing.T) {
 	dir := t.TempDir()
-	if err := history.WriteFile(filepath.Join(dir, "history.jsonl"), smallHistory()); err != nil {
-		t.Fatal(err)
-	}
+	writeSmallHistory(t, dir, "history.jsonl")
 	start := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
 	c := &report.Check{Name: "upgrade", Started: start, Duration: report.Ms(2 * time.Second),
 		Traffic: map[string]*report.Traffic{"to-3.6": {History: "history.jsonl"}},

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/etcdproof/etcdproof/conformance/history"
 	"github.com/etcdproof/etcdproof/conformance/report"
 	"github.com/etcdproof/etcdproof/conformance/validate"
 )
@@ -42,12 +41,7 @@ func TestLocateFindsFilesOfAMovedReportDir(t *testing.T) {
 // that is there gets its timeline, and porcupine's page a relative link.
 func TestRenderSaysWhichHistoryIsMissingAndLinksTheVisualization(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "upgrade"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := history.WriteFile(filepath.Join(dir, "upgrade", "history-to-3.6.jsonl"), smallHistory()); err != nil {
-		t.Fatal(err)
-	}
+	writeSmallHistory(t, dir, "upgrade/history-to-3.6.jsonl")
 	vis := filepath.Join(dir, "upgrade", "linearizability-to-3.6.html")
 	if err := os.WriteFile(vis, []byte("<html></html>"), 0o644); err != nil {
 		t.Fatal(err)

@@ -2,6 +2,8 @@ package html
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +19,18 @@ func at(seconds float64) int64 { return int64(seconds * float64(time.Second)) }
 // smallHistory: three clients; a definite failure retried; an
 // indeterminate put that hangs for 2.2 s; nothing written from 1.2 s to
 // 3.7 s; second 2 sees no request return; one final read.
+// writeSmallHistory writes smallHistory to rel under dir, folders and all.
+func writeSmallHistory(t *testing.T, dir, rel string) {
+	t.Helper()
+	path := filepath.Join(dir, rel)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := history.WriteFile(path, smallHistory()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func smallHistory() history.History {
 	op := func(client int, kind history.Kind, key string, call, ret float64) history.Operation {
 		return history.Operation{Client: client, Kind: kind, Key: key, Call: at(call), Return: at(ret)}
