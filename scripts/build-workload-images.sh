@@ -15,6 +15,8 @@ source "$ETCDPROOF_ROOT/scripts/lib/images.sh"
 source "$ETCDPROOF_ROOT/scripts/lib/baseimages.sh"
 # shellcheck source=scripts/lib/cluster.sh
 source "$ETCDPROOF_ROOT/scripts/lib/cluster.sh"
+# shellcheck source=scripts/lib/gomodule.sh
+source "$ETCDPROOF_ROOT/scripts/lib/gomodule.sh"
 
 ETCD_REPOSITORIES=(quay.io/coreos/etcd gcr.io/etcd-development/etcd)
 read -r -a busybox_tags <<<"$BUSYBOX_WORKLOAD_TAGS"
@@ -25,7 +27,7 @@ etcd_dockerfile() {
   local spec_var=ETCD_DOCKERFILE_${1//./_} module file dir
   [[ -n "${!spec_var:-}" ]] || die "no $spec_var in scripts/lib/versions.sh: where is etcd $1's Dockerfile?"
   read -r module file <<<"${!spec_var}"
-  dir=$(cd "$(mktemp -d)" && GOFLAGS=-mod=mod go mod download -json "$module" | jq -r .Dir)
+  dir=$(module_source "$module")
   [[ -f "$dir/$file" ]] || die "$module has no $file"
   echo "$dir/$file"
 }

@@ -5,17 +5,25 @@
 # Dependencies come from the proxy, pinned by its go.sum: the proxy's copy of
 # a module has no vendored code (-mod=mod, whatever the copy's vendor folder says).
 
+# module_source MODULE@VERSION: prints the module's folder in the module
+# cache, downloaded first when needed. Run from an empty folder: no go.mod of
+# ours is read or touched.
+module_source() {
+  local tmp dir
+  tmp=$(mktemp -d)
+  dir=$(cd "$tmp" && GOFLAGS=-mod=mod go mod download -json "$1" | jq -r .Dir)
+  rmdir "$tmp"
+  [[ -d "$dir" ]] || die "go mod download $1 gave no source folder"
+  echo "$dir"
+}
+
 # build_module_program MODULE VERSION PACKAGE OUT: go build PACKAGE (relative
 # to the module's root, e.g. ./cmd/registry) into OUT, from a writable copy
 # of the module's source (the module cache is read-only).
 build_module_program() {
-  local module=$1 version=$2 package=$3 out=$4 tmp dir src
+  local module=$1 version=$2 package=$3 out=$4 dir src
   mkdir -p "$(dirname "$out")"
-  # From an empty folder: no go.mod of ours is read or touched.
-  tmp=$(mktemp -d)
-  dir=$(cd "$tmp" && go mod download -json "$module@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-  rmdir "$tmp"
-  [[ -f "$dir/go.mod" ]] || die "go mod download $module@$version gave no source folder"
+  dir=$(module_source "$module@$version")
   src=$(mktemp -d "$(dirname "$out")/src.XXXXXX")
   cp -a "$dir/." "$src/"
   chmod -R u+w "$src"

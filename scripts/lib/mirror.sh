@@ -6,6 +6,9 @@
 # (imagePullPolicy Always) can run; MIRRORED_IMAGES (versions.sh) are pushed
 # to it. It outlives clusters: its content is cached on the host.
 
+# shellcheck source=scripts/lib/gomodule.sh
+source "$ETCDPROOF_ROOT/scripts/lib/gomodule.sh"
+
 REGISTRY_MIRROR_NAME=etcdproof-registry
 # How the nodes reach it (kind's network resolves container names) ...
 # shellcheck disable=SC2034 # read by the scripts that source this file
@@ -19,7 +22,7 @@ REGISTRY_MIRROR_PUSH=127.0.0.1:5001
 registry_image() {
   local bin ctx="$ETCDPROOF_CACHE/images/ctx/registry" src
   bin=$("$ETCDPROOF_ROOT/scripts/build-registry.sh")
-  src=$(cd "$(mktemp -d)" && go mod download -json "github.com/distribution/distribution/v3@$REGISTRY_VERSION" | jq -r .Dir)
+  src=$(module_source "github.com/distribution/distribution/v3@$REGISTRY_VERSION")
   ensure_busybox_image
   rm -rf "$ctx"
   mkdir -p "$ctx"
