@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
+
+	"github.com/etcdproof/etcdproof/internal/loopback"
 )
 
 // Cluster is n etcd members on loopback, in this process.
@@ -38,7 +40,7 @@ func StartCluster(tb testing.TB, n int) *Cluster {
 		cfg.Name = fmt.Sprintf("m%d", i)
 		cfg.Dir = tb.TempDir()
 		cfg.LogLevel = "error"
-		client, peer := freeURL(tb), freeURL(tb)
+		client, peer := loopback.URL(tb), loopback.URL(tb)
 		cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
 		cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
 		initial = append(initial, cfg.Name+"="+peer.String())

@@ -3,12 +3,13 @@
 package etcdtest
 
 import (
-	"net"
 	"net/url"
 	"testing"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
+
+	"github.com/etcdproof/etcdproof/internal/loopback"
 )
 
 // Start runs one etcd member on free loopback ports and returns its
@@ -18,7 +19,10 @@ func Start(t *testing.T) string {
 	cfg := embed.NewConfig()
 	cfg.Dir = t.TempDir()
 	cfg.LogLevel = "error"
-	client, peer := freeURL(t), freeURL(t)
+	// Callers reach the member as the suite's port-forwards do, on
+	// 127.0.0.1: its client port is bound to port 0, so the kernel picks a
+	// free one at bind time (the peer URL must be known before etcd starts).
+	client, peer := url.URL{Scheme: "http", Host: "127.0.0.1:0"}, loopback.URL(t)
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
 	cfg.InitialCluster = cfg.Name + "=" + peer.String()
@@ -34,16 +38,5 @@ func Start(t *testing.T) string {
 	case <-time.After(time.Minute):
 		t.Fatal("etcd not ready within a minute")
 	}
-	return client.String()
-}
-
-func freeURL(t testing.TB) url.URL {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	return url.URL{Scheme: "http", Host: addr}
+	return client.Scheme + "://" + e.Clients[0].Addr().String()
 }

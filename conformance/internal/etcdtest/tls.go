@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
+
+	"github.com/etcdproof/etcdproof/internal/loopback"
 )
 
 // TLSFiles are a member's client-port certificate and key and the CA its
@@ -33,8 +35,10 @@ func StartTLS(t *testing.T, f TLSFiles) string {
 	cfg := embed.NewConfig()
 	cfg.Dir = filepath.Join(dir, "data")
 	cfg.LogLevel = "error"
-	client, peer := freeURL(t), freeURL(t)
-	client.Scheme = "https"
+	// Callers reach the member as the suite's port-forwards do, on
+	// 127.0.0.1: its client port is bound to port 0, so the kernel picks a
+	// free one at bind time (the peer URL must be known before etcd starts).
+	client, peer := url.URL{Scheme: "https", Host: "127.0.0.1:0"}, loopback.URL(t)
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
 	cfg.InitialCluster = cfg.Name + "=" + peer.String()
@@ -54,5 +58,5 @@ func StartTLS(t *testing.T, f TLSFiles) string {
 	case <-time.After(time.Minute):
 		t.Fatal("etcd not ready within a minute")
 	}
-	return client.String()
+	return client.Scheme + "://" + e.Clients[0].Addr().String()
 }

@@ -12,6 +12,7 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 
+	"github.com/etcdproof/etcdproof/internal/loopback"
 	"github.com/etcdproof/etcdproof/operator/internal/backup"
 )
 
@@ -20,7 +21,7 @@ func startOneMember(t *testing.T) string {
 	t.Helper()
 	cfg := embed.NewConfig()
 	cfg.Dir = t.TempDir()
-	client, peer := loopbackURL(t), loopbackURL(t)
+	client, peer := loopback.URL(t), loopback.URL(t)
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
 	cfg.ListenMetricsUrls = nil
@@ -66,7 +67,7 @@ func TestBackupSubcommand(t *testing.T) {
 		t.Errorf("stdout %q differs from the result file %q", stdout.String(), read(t, result))
 	}
 
-	refused := loopbackURL(t)
+	refused := loopback.URL(t)
 	if code := runBackup([]string{"--endpoints=" + refused.String(), "--file=" + file, "--result-file=" + result, "--timeout=10s"}, &stdout); code != 1 {
 		t.Fatalf("a backup of a member that is not there exits %d, want 1", code)
 	}

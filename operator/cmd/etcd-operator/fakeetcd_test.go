@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 
+	"github.com/etcdproof/etcdproof/internal/loopback"
 	"github.com/etcdproof/etcdproof/operator/internal/etcdadmin"
 )
 
@@ -92,7 +92,7 @@ func (k *fakeKubelet) runMembers(t *testing.T, cluster string, size int) []corev
 	peers := map[string]url.URL{}
 	var initial []string
 	for _, p := range pods {
-		u := loopbackURL(t)
+		u := loopback.URL(t)
 		peers[p.Name] = u
 		initial = append(initial, p.Name+"="+u.String())
 	}
@@ -103,7 +103,7 @@ func (k *fakeKubelet) runMembers(t *testing.T, cluster string, size int) []corev
 		cfg.Dir = t.TempDir()
 		cfg.ListenPeerUrls = []url.URL{peers[p.Name]}
 		cfg.AdvertisePeerUrls = cfg.ListenPeerUrls
-		cfg.ListenClientUrls = []url.URL{loopbackURL(t)}
+		cfg.ListenClientUrls = []url.URL{loopback.URL(t)}
 		cfg.AdvertiseClientUrls = cfg.ListenClientUrls
 		cfg.InitialCluster = strings.Join(initial, ",")
 		cfg.InitialClusterToken = cluster
@@ -130,16 +130,6 @@ func (k *fakeKubelet) runMembers(t *testing.T, cluster string, size int) []corev
 		k.routes["http://"+ip+":2379"] = "http://" + members[p.Name].Clients[0].Addr().String()
 	}
 	return pods
-}
-
-func loopbackURL(t *testing.T) url.URL {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return url.URL{Scheme: "http", Host: l.Addr().String()}
 }
 
 func memberPods(ctx context.Context, c client.Client, ns, cluster string) ([]corev1.Pod, error) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -17,19 +16,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/etcdproof/etcdproof/internal/loopback"
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
 	"github.com/etcdproof/etcdproof/operator/internal/kubecompat"
 )
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String()
-}
 
 func get(url string) (int, string, error) {
 	resp, err := http.Get(url)
@@ -56,7 +46,7 @@ func TestServesProbesAndMetrics(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = env.Stop() })
 
-	o := options{namespace: "default", metricsAddr: freeAddr(t), probeAddr: freeAddr(t), createCRD: true, skipNameValidation: true}
+	o := options{namespace: "default", metricsAddr: loopback.Addr(t), probeAddr: loopback.Addr(t), createCRD: true, skipNameValidation: true}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	gates := kubecompat.Install()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -20,18 +19,9 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 
+	"github.com/etcdproof/etcdproof/internal/loopback"
 	"github.com/etcdproof/etcdproof/operator/internal/backup"
 )
-
-func freeURL(t *testing.T) url.URL {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return url.URL{Scheme: "http", Host: l.Addr().String()}
-}
 
 // startEtcd runs a one-member etcd cluster in the test's process and returns
 // a client of it; n keys k0..k(n-1) are written first.
@@ -39,7 +29,7 @@ func startEtcd(t *testing.T, n int) (string, *clientv3.Client) {
 	t.Helper()
 	cfg := embed.NewConfig()
 	cfg.Dir = t.TempDir()
-	client, peer := freeURL(t), freeURL(t)
+	client, peer := loopback.URL(t), loopback.URL(t)
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
 	cfg.ListenMetricsUrls = nil
@@ -79,7 +69,7 @@ func revision(t *testing.T, c *clientv3.Client) int64 {
 
 // refusedURL is a client URL nobody listens on.
 func refusedURL(t *testing.T) string {
-	u := freeURL(t)
+	u := loopback.URL(t)
 	return u.String()
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
 	"sync"
@@ -22,6 +21,7 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 
+	"github.com/etcdproof/etcdproof/internal/loopback"
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
 	"github.com/etcdproof/etcdproof/operator/internal/conditions"
 	"github.com/etcdproof/etcdproof/operator/internal/controller"
@@ -50,23 +50,13 @@ func (n *fakeNetwork) dial(endpoints []string, tlsConfig *tls.Config) (etcdadmin
 	return etcdadmin.Dial(routed, tlsConfig)
 }
 
-func loopbackURL(t *testing.T) url.URL {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return url.URL{Scheme: "http", Host: l.Addr().String()}
-}
-
 // startMembers runs one embedded etcd member per pod, named like the pod.
 func startMembers(t *testing.T, pods []corev1.Pod) map[string]*embed.Etcd {
 	t.Helper()
 	peers := map[string]url.URL{}
 	var initial []string
 	for _, p := range pods {
-		u := loopbackURL(t)
+		u := loopback.URL(t)
 		peers[p.Name] = u
 		initial = append(initial, p.Name+"="+u.String())
 	}
@@ -77,7 +67,7 @@ func startMembers(t *testing.T, pods []corev1.Pod) map[string]*embed.Etcd {
 		cfg.Dir = t.TempDir()
 		cfg.ListenPeerUrls = []url.URL{peers[p.Name]}
 		cfg.AdvertisePeerUrls = cfg.ListenPeerUrls
-		cfg.ListenClientUrls = []url.URL{loopbackURL(t)}
+		cfg.ListenClientUrls = []url.URL{loopback.URL(t)}
 		cfg.AdvertiseClientUrls = cfg.ListenClientUrls
 		cfg.InitialCluster = strings.Join(initial, ",")
 		cfg.InitialClusterToken = "controller-test"

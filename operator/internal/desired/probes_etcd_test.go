@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 
+	"github.com/etcdproof/etcdproof/internal/loopback"
 	"github.com/etcdproof/etcdproof/operator/internal/desired"
 )
 
@@ -23,16 +23,6 @@ import (
 type probedMember struct {
 	name, peerURL, clientURL, metricsURL string
 	etcd                                 *embed.Etcd
-}
-
-func freeURL(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("finding a free port: %v", err)
-	}
-	defer func() { _ = l.Close() }()
-	return "http://" + l.Addr().String()
 }
 
 func parseURL(t *testing.T, s string) []url.URL {
@@ -45,7 +35,7 @@ func parseURL(t *testing.T, s string) []url.URL {
 }
 
 func newProbedMember(t *testing.T, name string) *probedMember {
-	return &probedMember{name: name, peerURL: freeURL(t), clientURL: freeURL(t), metricsURL: freeURL(t)}
+	return &probedMember{name: name, peerURL: loopback.HTTP(t), clientURL: loopback.HTTP(t), metricsURL: loopback.HTTP(t)}
 }
 
 func (m *probedMember) start(t *testing.T, initialCluster, state string) {

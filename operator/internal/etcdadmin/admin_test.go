@@ -3,7 +3,6 @@ package etcdadmin_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 
+	"github.com/etcdproof/etcdproof/internal/loopback"
 	"github.com/etcdproof/etcdproof/operator/internal/etcdadmin"
 )
 
@@ -23,18 +23,8 @@ type member struct {
 	etcd      *embed.Etcd
 }
 
-func freeURL(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("finding a free port: %v", err)
-	}
-	defer func() { _ = l.Close() }()
-	return "http://" + l.Addr().String()
-}
-
 func newMember(t *testing.T, name string) *member {
-	return &member{name: name, peerURL: freeURL(t), clientURL: freeURL(t)}
+	return &member{name: name, peerURL: loopback.HTTP(t), clientURL: loopback.HTTP(t)}
 }
 
 func initialCluster(ms ...*member) string {

@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/etcdproof/etcdproof/internal/loopback"
 	"github.com/etcdproof/etcdproof/operator/internal/seed"
 )
 
@@ -68,7 +69,7 @@ func TestSeededDataStartsOnEveryRelease(t *testing.T) {
 		t.Run(minor, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			source := &member{name: "source", peerURL: freeURL(t), clientURL: freeURL(t)}
+			source := &member{name: "source", peerURL: loopback.HTTP(t), clientURL: loopback.HTTP(t)}
 			stopSource := runEtcd(t, bin, t.TempDir(), source)
 			c := dial(t, source.clientURL)
 			for {
@@ -79,7 +80,7 @@ func TestSeededDataStartsOnEveryRelease(t *testing.T) {
 				}
 				time.Sleep(100 * time.Millisecond)
 			}
-			fresh := &member{name: "fresh", peerURL: freeURL(t), clientURL: freeURL(t)}
+			fresh := &member{name: "fresh", peerURL: loopback.HTTP(t), clientURL: loopback.HTTP(t)}
 			dir := filepath.Join(t.TempDir(), "data")
 			cfg := seed.Config{From: source.clientURL, DataDir: dir, Name: fresh.name, PeerURL: fresh.peerURL, Token: fresh.name}
 			if err := seed.Run(ctx, zap.NewNop(), cfg); err != nil {

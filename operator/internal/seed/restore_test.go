@@ -15,6 +15,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/etcdproof/etcdproof/internal/loopback"
 	"github.com/etcdproof/etcdproof/operator/internal/backup"
 	"github.com/etcdproof/etcdproof/operator/internal/backup/backuptest"
 	"github.com/etcdproof/etcdproof/operator/internal/seed"
@@ -148,7 +149,7 @@ func TestRestoreFromABackup(t *testing.T) {
 		t.Run(server.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			source := &member{name: "source", peerURL: freeURL(t), clientURL: freeURL(t)}
+			source := &member{name: "source", peerURL: loopback.HTTP(t), clientURL: loopback.HTTP(t)}
 			server.run(t, t.TempDir(), source)
 			c := dial(t, source.clientURL)
 			waitReady(ctx, t, c)
@@ -173,7 +174,7 @@ func TestRestoreFromABackup(t *testing.T) {
 
 			for _, s := range sources {
 				t.Run(s.name, func(t *testing.T) {
-					fresh := &member{name: "fresh-" + s.name, peerURL: freeURL(t), clientURL: freeURL(t)}
+					fresh := &member{name: "fresh-" + s.name, peerURL: loopback.HTTP(t), clientURL: loopback.HTTP(t)}
 					cfg := seed.Config{DataDir: filepath.Join(t.TempDir(), "data"), Name: fresh.name, PeerURL: fresh.peerURL,
 						Token: fresh.name, Timeout: time.Minute}
 					s.from(&cfg, server.name+"/"+s.key)
@@ -211,7 +212,7 @@ func TestSeedFromAMissingBackup(t *testing.T) {
 func TestSeedFromACorruptBackup(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	source := &member{name: "source", peerURL: freeURL(t), clientURL: freeURL(t)}
+	source := &member{name: "source", peerURL: loopback.HTTP(t), clientURL: loopback.HTTP(t)}
 	source.start(t, t.TempDir(), source.name+"="+source.peerURL, "old")
 	<-source.etcd.Server.ReadyNotify()
 	writeHistory(ctx, t, dial(t, source.clientURL), "before")
@@ -229,7 +230,7 @@ func TestSeedFromACorruptBackup(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := filepath.Join(t.TempDir(), "data")
-	cfg := seed.Config{FromFile: res.Path, DataDir: data, Name: "m", PeerURL: freeURL(t), Token: "m"}
+	cfg := seed.Config{FromFile: res.Path, DataDir: data, Name: "m", PeerURL: loopback.HTTP(t), Token: "m"}
 	if err := seed.Run(ctx, zap.NewNop(), cfg); err == nil {
 		t.Fatal("a corrupt backup was restored")
 	} else {

@@ -2,7 +2,6 @@ package seed_test
 
 import (
 	"context"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"go.uber.org/zap"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/etcdproof/etcdproof/internal/loopback"
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
 	"github.com/etcdproof/etcdproof/operator/internal/desired"
 	"github.com/etcdproof/etcdproof/operator/internal/seed"
@@ -23,16 +23,6 @@ import (
 type member struct {
 	name, peerURL, clientURL string
 	etcd                     *embed.Etcd
-}
-
-func freeURL(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return "http://" + l.Addr().String()
 }
 
 func urls(t *testing.T, s string) []url.URL {
@@ -91,7 +81,7 @@ func TestSeedFromASurvivorWithoutQuorum(t *testing.T) {
 	ms := []*member{{name: "a"}, {name: "b"}, {name: "c"}}
 	var initial []string
 	for _, m := range ms {
-		m.peerURL, m.clientURL = freeURL(t), freeURL(t)
+		m.peerURL, m.clientURL = loopback.HTTP(t), loopback.HTTP(t)
 		initial = append(initial, m.name+"="+m.peerURL)
 	}
 	done := make(chan struct{}, len(ms))
@@ -128,7 +118,7 @@ func TestSeedFromASurvivorWithoutQuorum(t *testing.T) {
 		}
 	}
 
-	fresh := &member{name: "fresh", peerURL: freeURL(t), clientURL: freeURL(t)}
+	fresh := &member{name: "fresh", peerURL: loopback.HTTP(t), clientURL: loopback.HTTP(t)}
 	cfg := seed.Config{From: ms[2].clientURL, DataDir: filepath.Join(t.TempDir(), "data"),
 		Name: fresh.name, PeerURL: fresh.peerURL, Token: "new", Timeout: time.Minute}
 	if err := seed.Run(ctx, zap.NewNop(), cfg); err != nil {
