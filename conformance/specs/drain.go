@@ -75,7 +75,7 @@ func DrainSpec(ctx SpecContext, inputGetter func() DrainSpecInput) {
 	budgets, err := c.DisruptionBudgets(ctx)
 	Expect(err).NotTo(HaveOccurred())
 
-	d := drains{env: e, report: rep, cluster: c}
+	d := drains{env: e, report: rep, cluster: c, whole: whole}
 	limits := framework.TrafficLimits{MaxWriteGap: e.Config.Budget("drain/longest-write-gap")}
 	res := withTraffic(ctx, trafficInput{Env: e, Report: rep, Cluster: c, Check: check, Phase: check, Limits: limits}, func() {
 		d.run(ctx, uniqueNodes(placed))
@@ -85,8 +85,6 @@ func DrainSpec(ctx SpecContext, inputGetter func() DrainSpecInput) {
 	// quorum, and the report must name the cause.
 	d.judge(budgets)
 	expectTraffic(res, check)
-	By("waiting for the cluster to be whole after the drains")
-	c.WaitForHealthy(ctx, whole, e.Config.GetIntervals(check, "members-ready")...)
 }
 
 // drains drains nodes one after another under a quorum sampler.
@@ -94,14 +92,22 @@ type drains struct {
 	env     *framework.Env
 	report  *report.Recorder
 	cluster *framework.EtcdCluster
+	// whole is the cluster the drains must leave behind.
+	whole   framework.Want
 	results []framework.DrainResult
 	samples framework.QuorumSamples
 	failure string
+	// notWhole says why the cluster was not whole again after the drains.
+	notWhole error
 }
 
 // run drains each node, then uncordons it, with no wait in between: the
 // operator's PodDisruptionBudget, not the suite, must hold the next
-// eviction until the last evicted member is replaced.
+// eviction until the last evicted member is replaced. The sampler (and the
+// caller's traffic) go on until the cluster is whole again: the last drain
+// returns once its pods are gone, and a quorum its eviction broke is lost
+// only after that (the drain check once passed its samples while the
+// cluster it left had lost its quorum for good).
 func (d *drains) run(ctx SpecContext, nodes []string) {
 	const check = "drain"
 	e := d.env
@@ -122,6 +128,10 @@ func (d *drains) run(ctx SpecContext, nodes []string) {
 		}
 		Expect(e.UncordonNode(ctx, node)).To(Succeed())
 	}
+	By("waiting for the cluster to be whole after the drains")
+	d.notWhole = InterceptGomegaFailure(func() {
+		d.cluster.WaitForHealthy(ctx, d.whole, e.Config.GetIntervals(check, "members-ready")...)
+	})
 }
 
 // judge records what the drains did and fails the check on the first
@@ -147,6 +157,7 @@ func (d *drains) judge(budgets []string) {
 		Incomplete(rep, check, "the quorum sampler took %d samples over %d drains (fewer than 2 a drain): the check could not observe the quorum it judges", len(d.samples), len(d.results))
 	}
 	Expect(d.failure).To(BeEmpty(), "%s", d.failure)
+	Expect(d.notWhole).NotTo(HaveOccurred(), "the cluster was not whole again after the drains")
 	for _, r := range d.results {
 		Expect(r.Took).To(BeNumerically("<=", d.env.Config.Budget("drain/node")), "draining %s took %s, budget %s", r.Node, r.Took.Round(time.Millisecond), d.env.Config.Budget("drain/node"))
 	}

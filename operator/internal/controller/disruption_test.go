@@ -77,7 +77,8 @@ func TestDisruptionBudget(t *testing.T) {
 		maxUnavailable, _, _ := unstructured.NestedFieldNoCopy(pdb.Object, "spec", "maxUnavailable")
 		_, hasMin, _ := unstructured.NestedFieldNoCopy(pdb.Object, "spec", "minAvailable")
 		selector, _, _ := unstructured.NestedStringMap(pdb.Object, "spec", "selector", "matchLabels")
-		if fmt.Sprint(maxUnavailable) != "1" || hasMin || len(selector) != 2 || selector["app"] != "etcd" || selector["etcd_cluster"] != "budget" {
+		if fmt.Sprint(maxUnavailable) != "1" || hasMin || len(selector) != 3 || selector["app"] != "etcd" || selector["etcd_cluster"] != "budget" ||
+			selector["etcd.database.coreos.com/voter"] != "true" {
 			return fmt.Errorf("budget spec %v", pdb.Object["spec"])
 		}
 		if err := ownedBy(pdb, c); err != nil {
@@ -88,7 +89,7 @@ func TestDisruptionBudget(t *testing.T) {
 		}
 		return nil
 	}
-	waitFor(t, "the PodDisruptionBudget, maxUnavailable 1 over the member pods, controlled by the cluster", check)
+	waitFor(t, "the PodDisruptionBudget, maxUnavailable 1 over the voters' pods, controlled by the cluster", check)
 
 	if err := unstructured.SetNestedField(pdb.Object, int64(2), "spec", "maxUnavailable"); err != nil {
 		t.Fatal(err)

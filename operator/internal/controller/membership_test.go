@@ -261,6 +261,20 @@ func TestDeadMemberIsRemovedAndReplaced(t *testing.T) {
 		}
 		return ownedBy(&p, c)
 	})
+	// The PodDisruptionBudget counts voters' pods only: the learner's pod
+	// (never started here, so a learner for good) must not carry the label.
+	waitFor(t, "the voters' pods labelled voter, the learner's not", func() error {
+		for _, name := range []string{pods[0].Name, pods[1].Name, replacement} {
+			var p corev1.Pod
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &p); err != nil {
+				return err
+			}
+			if got, want := p.Labels[desired.LabelVoter] == desired.VoterLabelValue, name != replacement; got != want {
+				return fmt.Errorf("pod %s labels %v: voter label %t, want %t", name, p.Labels, got, want)
+			}
+		}
+		return nil
+	})
 	if !eventsRecorded(t) {
 		return
 	}

@@ -179,6 +179,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	defer obs.close()
+	if !cluster.Spec.Paused {
+		if err := r.settle(ctx, req.NamespacedName, writeVoterLabels, r.labelVoters(ctx, obs)); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 
 	action := plan.Next(obs.Observed, r.Options)
 	logger.V(1).Info("next action", "kind", action.Kind, "member", action.Member, "message", action.Message)

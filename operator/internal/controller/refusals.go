@@ -17,6 +17,7 @@ const (
 	writeServices         = "services"
 	writeDisruptionBudget = "disruption budget"
 	writeMembers          = "member change"
+	writeVoterLabels      = "voter labels"
 )
 
 // refusals remembers, per cluster, the writes the API server refused, so the

@@ -24,6 +24,12 @@ const (
 	// AnnotationImageNotPulled records, on a member pod brought back on its
 	// previous version, the image of spec.version it could not pull.
 	AnnotationImageNotPulled = "etcd.database.coreos.com/image-not-pulled"
+	// LabelVoter marks a member pod whose member etcd lists as a voter
+	// (VoterLabelValue). The operator sets it from etcd's membership, never
+	// at pod creation: the PodDisruptionBudget selects on it (see
+	// DisruptionBudget).
+	LabelVoter      = "etcd.database.coreos.com/voter"
+	VoterLabelValue = "true"
 )
 
 // Ports and paths inside a member pod.
@@ -39,6 +45,14 @@ const (
 // Selector matches every member pod of the cluster.
 func Selector(cluster string) map[string]string {
 	return map[string]string{LabelApp: AppName, LabelCluster: cluster}
+}
+
+// VoterSelector matches the member pods of the cluster whose members are
+// voters.
+func VoterSelector(cluster string) map[string]string {
+	s := Selector(cluster)
+	s[LabelVoter] = VoterLabelValue
+	return s
 }
 
 // PeerServiceName is the headless Service giving each member a DNS name.

@@ -111,7 +111,7 @@ func TestDisruptionBudget(t *testing.T) {
 		{DisruptionBudgetV1beta1(c).Name, DisruptionBudgetV1beta1(c).Spec.MaxUnavailable.String(), DisruptionBudgetV1beta1(c).Spec.Selector.MatchLabels, len(DisruptionBudgetV1beta1(c).OwnerReferences)},
 	} {
 		if pdb.name != "example" || pdb.maxUnavailable != "1" || pdb.owners != 1 ||
-			!equality.Semantic.DeepEqual(pdb.selector, map[string]string{"app": "etcd", "etcd_cluster": "example"}) {
+			!equality.Semantic.DeepEqual(pdb.selector, map[string]string{"app": "etcd", "etcd_cluster": "example", "etcd.database.coreos.com/voter": "true"}) {
 			t.Errorf("budget %+v", pdb)
 		}
 	}

@@ -48,9 +48,9 @@ type HealthPaths struct {
 	Alive string
 	// Ready answers once the member serves linearizable reads: it knows a
 	// leader and its read index is confirmed and applied. From 3.5.19 and in
-	// 3.6+ a learner is never ready: a PodDisruptionBudget counts ready pods,
-	// and a learner's pod counted as ready let a drain evict a voter while
-	// the cluster had only two (the drain check's finding). The operator
+	// 3.6+ it also fails on a learner, so clients are not sent to one; the
+	// PodDisruptionBudget does not rely on that and counts voters' pods
+	// only (see DisruptionBudget, and the drain check's finding). The operator
 	// promotes learners on etcd's own status, not on pod readiness, and the
 	// peer Service publishes not-ready addresses, so learners still catch up.
 	Ready string
