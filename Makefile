@@ -203,11 +203,11 @@ RESULTS_DIR ?= $(CURDIR)/_report/results
 BENCH_RUNS ?= 3
 
 .PHONY: results
-results: e2e-substrate ## Run RESULTS_PROFILES on the cluster and regenerate docs/results.md (keeps other K8S_VERSIONs' runs and the node checks' runs).
+results: e2e-substrate ## Run RESULTS_PROFILES on the cluster and regenerate docs/results.md and docs/results.html (keeps other K8S_VERSIONs' runs and the node checks' runs).
 	$(E2E_ENV) RESULTS_PROFILES='$(RESULTS_PROFILES)' RESULTS_DIR=$(RESULTS_DIR) scripts/results.sh
 
 .PHONY: results-nodes
-results-nodes: ## Run RESULTS_PROFILES' node checks (node-loss, drain) on the 3-worker cluster NODES_CLUSTER and regenerate docs/results.md.
+results-nodes: ## Run RESULTS_PROFILES' node checks (node-loss, drain) on the 3-worker cluster NODES_CLUSTER and regenerate docs/results.md and docs/results.html.
 	$(MAKE) e2e-substrate KIND_TOPOLOGY=3workers CLUSTER=$(NODES_CLUSTER)
 	$(MAKE) --no-print-directory results-nodes-run CLUSTER=$(NODES_CLUSTER)
 

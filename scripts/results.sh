@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Run each profile of RESULTS_PROFILES once on the substrate's cluster, keep
 # its report under RESULTS_DIR/<kubernetes version>/<profile>, then render
-# docs/results.md from every report there (all Kubernetes versions run so far).
+# docs/results.md and docs/results.html (the same matrix, with the timings
+# compared as bar charts) from every report there (all Kubernetes versions
+# run so far).
 # RESULTS_RUN=nodes runs only the node checks (node-loss, drain: the 3-worker
 # cluster of make results-nodes) and keeps them under
 # RESULTS_DIR/nodes/<kubernetes version>/<profile>; the matrix shows both runs
@@ -35,4 +37,4 @@ for p in $profiles; do
     *) die "profile $p could not run (exit $rc); see the output above" ;;
   esac
 done
-"$ETCDPROOF_ROOT/bin/etcdproof" results -o "$ETCDPROOF_ROOT/docs/results.md" "$results_dir"
+"$ETCDPROOF_ROOT/bin/etcdproof" results -o "$ETCDPROOF_ROOT/docs/results.md" --html "$ETCDPROOF_ROOT/docs/results.html" "$results_dir"

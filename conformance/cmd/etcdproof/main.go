@@ -4,7 +4,7 @@
 //	etcdproof traffic   in-cluster client load (used by the run)
 //	etcdproof validate  re-check a saved history
 //	etcdproof selftest  prove the suite fails known-bad operators
-//	etcdproof results   render several runs side by side (docs/results.md)
+//	etcdproof results   render several runs side by side (docs/results.md, --html)
 //	etcdproof report    render a report dir's report.html again
 //	etcdproof bench     time the operators over repeated runs
 //	etcdproof cluster   create, load images into and delete the kind cluster
@@ -27,7 +27,7 @@ commands:
   traffic    serve put/get client load against etcd (runs inside the cluster)
   validate   check a saved history for linearizability and lost writes
   selftest   run known-bad profiles and prove each fails the intended check
-  results    render several runs' reports side by side (docs/results.md)
+  results    render several runs' reports side by side (docs/results.md, --html)
   report     html REPORT-DIR: render the dir's report.html again
   bench      run the timing checks repeatedly per profile; medians and ratios
   cluster    up|down|load: the kind cluster the checks run on (needs Docker, not kind)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/etcdproof/etcdproof/conformance/profile"
 	"github.com/etcdproof/etcdproof/conformance/report"
+	reporthtml "github.com/etcdproof/etcdproof/conformance/report/html"
 	"github.com/etcdproof/etcdproof/conformance/runner"
 )
 
@@ -30,8 +31,9 @@ required checks that passed.
 func resultsCmd(args []string, stdout io.Writer) int {
 	fset := flag.NewFlagSet("results", flag.ContinueOnError)
 	out := fset.String("o", "", "write the Markdown here instead of stdout")
+	htmlOut := fset.String("html", "", "write the matrix as a self-contained HTML page here, with each timing compared across the columns as a bar chart (the Markdown then goes to -o only)")
 	fset.Usage = func() {
-		fmt.Fprintln(fset.Output(), "usage: etcdproof results [-o FILE] REPORT.json|DIR...\n\nrenders the runs side by side, the runs of one profile on one Kubernetes version in one column; a DIR is searched for report.json files")
+		fmt.Fprintln(fset.Output(), "usage: etcdproof results [-o FILE] [--html FILE] REPORT.json|DIR...\n\nrenders the runs side by side, the runs of one profile on one Kubernetes version in one column; a DIR is searched for report.json files")
 		fset.PrintDefaults()
 	}
 	if err := fset.Parse(args); err != nil {
@@ -42,16 +44,26 @@ func resultsCmd(args []string, stdout io.Writer) int {
 		fmt.Fprintf(os.Stderr, "etcdproof results: %v\n", err)
 		return runner.ExitCouldNot
 	}
-	md := resultsHeader + report.Matrix(report.MergeRuns(reports), profile.CheckLabels)
-	if *out == "" {
+	columns := report.MergeRuns(reports)
+	md := resultsHeader + report.Matrix(columns, profile.CheckLabels)
+	if *out == "" && *htmlOut == "" {
 		fmt.Fprint(stdout, md)
 		return runner.ExitPass
 	}
-	if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
-		fmt.Fprintf(os.Stderr, "etcdproof results: %v\n", err)
-		return runner.ExitCouldNot
+	if *out != "" {
+		if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
+			fmt.Fprintf(os.Stderr, "etcdproof results: %v\n", err)
+			return runner.ExitCouldNot
+		}
+		fmt.Fprintf(stdout, "wrote %s from %d runs\n", *out, len(reports))
 	}
-	fmt.Fprintf(stdout, "wrote %s from %d runs\n", *out, len(reports))
+	if *htmlOut != "" {
+		if err := reporthtml.WriteResults(*htmlOut, columns, profile.CheckLabels); err != nil {
+			fmt.Fprintf(os.Stderr, "etcdproof results: %v\n", err)
+			return runner.ExitCouldNot
+		}
+		fmt.Fprintf(stdout, "wrote %s from %d runs\n", *htmlOut, len(reports))
+	}
 	return runner.ExitPass
 }
 

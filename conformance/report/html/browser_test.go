@@ -108,7 +108,6 @@ return {
 })()`
 
 func TestReportHTMLInChromiumHasTheChecksAndATimelinePerPhase(t *testing.T) {
-	chromium := chromiumPath(t)
 	dir := copyOfTestdata(t)
 	rep, err := report.ReadJSON(filepath.Join(dir, "report.json"))
 	if err != nil {
@@ -118,9 +117,87 @@ func TestReportHTMLInChromiumHasTheChecksAndATimelinePerPhase(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	var facts pageFacts
+	png := browse(t, filepath.Join(dir, FileName), "#checks", readPageFacts, &facts, screenshotWidth, screenshotHeight)
+	writeScreenshot(t, screenshotName, png)
+
+	if facts.Verdict != rep.VerdictLine {
+		t.Errorf("verdict %q, want %q", facts.Verdict, rep.VerdictLine)
+	}
+	if facts.CheckRows != len(rep.Checks) {
+		t.Errorf("checks table has %d rows, want %d", facts.CheckRows, len(rep.Checks))
+	}
+	var wantPhases, gotPhases []string
+	for _, c := range rep.Checks {
+		for phase := range c.Traffic {
+			wantPhases = append(wantPhases, phase)
+		}
+	}
+	for _, tl := range facts.Timelines {
+		gotPhases = append(gotPhases, tl.Phase)
+		if tl.ThroughputPoints < 2 || tl.LatencyPoints < 2 || tl.GapBands != 1 || !tl.ContainedInPhase || tl.RenderedWidthPx < 500 || tl.RenderedHeightPx < 100 {
+			t.Errorf("timeline of %s: %+v", tl.Phase, tl)
+		}
+	}
+	slices.Sort(wantPhases)
+	slices.Sort(gotPhases)
+	if !slices.Equal(gotPhases, wantPhases) {
+		t.Errorf("timelines for phases %v, want one for each of %v", gotPhases, wantPhases)
+	}
+	// The replace phase's history records the leader's failed requests.
+	for _, tl := range facts.Timelines {
+		if tl.Phase == "replace" && tl.FailureMarks == 0 {
+			t.Errorf("replace timeline marks no failed request")
+		}
+	}
+	checkEventLanes(t, rep, facts)
+}
+
+// checkEventLanes: every traffic phase has its cluster events drawn on
+// its lane, each with its hover text, and listed under it; the create
+// check, which has no traffic, has an events-only timeline of all its
+// events; no other check needs one.
+func checkEventLanes(t *testing.T, rep *report.Report, facts pageFacts) {
+	t.Helper()
+	for _, tl := range facts.Timelines {
+		ev := tl.Events
+		if ev.Ticks == 0 || ev.Ticks != ev.TableRows || !ev.TicksInLane || ev.WarningTicks == 0 {
+			t.Errorf("events lane of %s: %+v", tl.Phase, ev)
+		}
+		for _, title := range ev.Titles {
+			if !strings.Contains(title, " s · ") {
+				t.Errorf("events lane of %s: tick title %q", tl.Phase, title)
+			}
+		}
+		if tl.Phase == "replace" && !slices.ContainsFunc(ev.Titles, func(s string) bool { return strings.Contains(s, "Deleted") }) {
+			t.Errorf("replace lane does not show the leader's pod deleted: %q", ev.Titles)
+		}
+	}
+	var want int
+	for _, c := range rep.Checks {
+		if c.Name == "create" {
+			want = len(c.Events)
+		}
+	}
+	if len(facts.EventsOnly) != 1 || facts.EventsOnly[0].Check != "create" {
+		t.Fatalf("events-only timelines %+v, want create's alone", facts.EventsOnly)
+	}
+	if ev := facts.EventsOnly[0].Events; want == 0 || ev.Ticks != want || ev.TableRows != want || !ev.TicksInLane {
+		t.Errorf("create's events-only timeline: %+v, want %d ticks and rows", ev, want)
+	}
+}
+
+// browse opens a page in headless Chromium in a window of width×height,
+// waits for the element ready names, reads what script returns into facts
+// and takes a screenshot of the window. Anything the browser complains of
+// fails the test: a console error or warning, an exception, a request for
+// anything but the page's own file (the page must be self-contained).
+func browse(t *testing.T, page, ready, script string, facts any, width, height int64) (png []byte) {
+	t.Helper()
+	chromium := chromiumPath(t)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true), chromedp.WindowSize(screenshotWidth, screenshotHeight))...)
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true), chromedp.WindowSize(int(width), int(height)))...)
 	defer cancelAlloc()
 	ctx, cancel := chromedp.NewContext(allocCtx)
 	defer cancel()
@@ -159,90 +236,23 @@ func TestReportHTMLInChromiumHasTheChecksAndATimelinePerPhase(t *testing.T) {
 		}
 	})
 
-	var facts pageFacts
-	var png []byte
-	err = chromedp.Run(ctx,
+	err := chromedp.Run(ctx,
 		cdplog.Enable(), network.Enable(),
-		chromedp.EmulateViewport(screenshotWidth, screenshotHeight),
-		chromedp.Navigate("file://"+filepath.Join(dir, FileName)),
-		chromedp.WaitReady("#checks", chromedp.ByQuery),
-		chromedp.Evaluate(readPageFacts, &facts),
+		chromedp.EmulateViewport(width, height),
+		chromedp.Navigate("file://"+page),
+		chromedp.WaitReady(ready, chromedp.ByQuery),
+		chromedp.Evaluate(script, facts),
 		chromedp.CaptureScreenshot(&png),
 	)
 	if err != nil {
 		t.Fatalf("chromium (%s): %v", chromium, err)
 	}
-	writeScreenshot(t, png)
-
-	if facts.Verdict != rep.VerdictLine {
-		t.Errorf("verdict %q, want %q", facts.Verdict, rep.VerdictLine)
-	}
-	if facts.CheckRows != len(rep.Checks) {
-		t.Errorf("checks table has %d rows, want %d", facts.CheckRows, len(rep.Checks))
-	}
-	var wantPhases, gotPhases []string
-	for _, c := range rep.Checks {
-		for phase := range c.Traffic {
-			wantPhases = append(wantPhases, phase)
-		}
-	}
-	for _, tl := range facts.Timelines {
-		gotPhases = append(gotPhases, tl.Phase)
-		if tl.ThroughputPoints < 2 || tl.LatencyPoints < 2 || tl.GapBands != 1 || !tl.ContainedInPhase || tl.RenderedWidthPx < 500 || tl.RenderedHeightPx < 100 {
-			t.Errorf("timeline of %s: %+v", tl.Phase, tl)
-		}
-	}
-	slices.Sort(wantPhases)
-	slices.Sort(gotPhases)
-	if !slices.Equal(gotPhases, wantPhases) {
-		t.Errorf("timelines for phases %v, want one for each of %v", gotPhases, wantPhases)
-	}
-	// The replace phase's history records the leader's failed requests.
-	for _, tl := range facts.Timelines {
-		if tl.Phase == "replace" && tl.FailureMarks == 0 {
-			t.Errorf("replace timeline marks no failed request")
-		}
-	}
-	checkEventLanes(t, rep, facts)
 	mu.Lock()
 	defer mu.Unlock()
 	if len(problems) > 0 {
 		t.Errorf("the page made the browser complain:\n%s", strings.Join(problems, "\n"))
 	}
-}
-
-// checkEventLanes: every traffic phase has its cluster events drawn on
-// its lane, each with its hover text, and listed under it; the create
-// check, which has no traffic, has an events-only timeline of all its
-// events; no other check needs one.
-func checkEventLanes(t *testing.T, rep *report.Report, facts pageFacts) {
-	t.Helper()
-	for _, tl := range facts.Timelines {
-		ev := tl.Events
-		if ev.Ticks == 0 || ev.Ticks != ev.TableRows || !ev.TicksInLane || ev.WarningTicks == 0 {
-			t.Errorf("events lane of %s: %+v", tl.Phase, ev)
-		}
-		for _, title := range ev.Titles {
-			if !strings.Contains(title, " s · ") {
-				t.Errorf("events lane of %s: tick title %q", tl.Phase, title)
-			}
-		}
-		if tl.Phase == "replace" && !slices.ContainsFunc(ev.Titles, func(s string) bool { return strings.Contains(s, "Deleted") }) {
-			t.Errorf("replace lane does not show the leader's pod deleted: %q", ev.Titles)
-		}
-	}
-	var want int
-	for _, c := range rep.Checks {
-		if c.Name == "create" {
-			want = len(c.Events)
-		}
-	}
-	if len(facts.EventsOnly) != 1 || facts.EventsOnly[0].Check != "create" {
-		t.Fatalf("events-only timelines %+v, want create's alone", facts.EventsOnly)
-	}
-	if ev := facts.EventsOnly[0].Events; want == 0 || ev.Ticks != want || ev.TableRows != want || !ev.TicksInLane {
-		t.Errorf("create's events-only timeline: %+v, want %d ticks and rows", ev, want)
-	}
+	return png
 }
 
 // chromiumPath is the browser to drive, failing the test when it is not
@@ -274,7 +284,7 @@ func copyOfTestdata(t *testing.T) string {
 	return dir
 }
 
-func writeScreenshot(t *testing.T, png []byte) {
+func writeScreenshot(t *testing.T, name string, png []byte) {
 	t.Helper()
 	dir := os.Getenv(envArtifacts)
 	if dir == "" {
@@ -282,7 +292,7 @@ func writeScreenshot(t *testing.T, png []byte) {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, screenshotName)
+	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, png, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,9 @@
 // p50 and p99 latency per second, failed requests, the longest write
 // gap), drawn from the recorded histories in the report dir, with what
 // the cluster and the operator did meanwhile (the check's events) on a
-// lane under it.
+// lane under it. It also renders the results page of several runs
+// (WriteResults): the matrix of docs/results.md, with every timing that
+// several runs measured compared as a bar chart.
 //
 // The charts are inline SVG laid out in Go and written with html/template;
 // the page has no JavaScript and loads nothing. So it opens offline (a CI
@@ -15,7 +17,7 @@ package html
 
 import (
 	"bytes"
-	_ "embed"
+	"embed"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -34,10 +36,13 @@ import (
 // FileName is the page's name in the report dir.
 const FileName = "report.html"
 
-//go:embed report.html.tmpl
-var pageTemplate string
+// templates are the pages' templates; common.html.tmpl holds what they
+// share.
+//
+//go:embed *.html.tmpl
+var templates embed.FS
 
-var pageTmpl = template.Must(template.New(FileName).Parse(pageTemplate))
+var pageTmpl = template.Must(template.ParseFS(templates, "report.html.tmpl", "common.html.tmpl"))
 
 // Write renders the report of dir into dir/report.html.
 func Write(dir string, rep *report.Report) error {
@@ -123,7 +128,7 @@ func newPage(dir string, original *report.Report) (*page, error) {
 		return nil, err
 	}
 	e := rep.Environment
-	p := &page{Profile: rep.Profile, Verdict: string(rep.Verdict), VerdictLine: rep.VerdictLine, VerdictClass: strings.ToLower(string(rep.Verdict)),
+	p := &page{Profile: rep.Profile, Verdict: string(rep.Verdict), VerdictLine: rep.VerdictLine, VerdictClass: verdictClass(rep.Verdict),
 		Started: rep.Started.UTC().Format(time.RFC3339), Duration: seconds(rep.Duration, 0),
 		SetupFailure: rep.SetupFailure, SuiteFailures: rep.SuiteFailures, MaxEvents: report.MaxEventsPerCheck,
 		Environment: []field{{"Kubernetes", e.Kubernetes}, {"kind", e.Kind}, {"etcd", strings.Join(e.Etcd, " → ")}, {"operator", e.Operator}, {"suite", e.Suite}}}
@@ -211,6 +216,9 @@ func newPhaseView(dir, phase string, t *report.Traffic) phaseView {
 	}
 	return v
 }
+
+// verdictClass is the CSS class that colours a verdict.
+func verdictClass(v report.Verdict) string { return strings.ToLower(string(v)) }
 
 // stateClass is the CSS class that colours a state.
 func stateClass(s report.State) string {

@@ -3,6 +3,7 @@ package html
 import (
 	"bytes"
 	"cmp"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -19,8 +20,12 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/ from the simulated run")
 
-// testdataDir is a small recorded report: report.json and two histories.
-const testdataDir = "testdata"
+// testdataDir is a small recorded report: report.json and two histories;
+// coreosReport, a second profile's report.json for the results page.
+const (
+	testdataDir  = "testdata"
+	coreosReport = "results/coreos-v0.9.4/report.json"
+)
 
 // The replace phase's history names the path of a run on another machine,
 // as a copied CI artifact does; the upgrade one is relative.
@@ -43,11 +48,13 @@ func TestTestdataIsTheRecordedRun(t *testing.T) {
 		}
 		files[name] = readFile(t, tmp)
 	}
-	tmp := filepath.Join(t.TempDir(), "report.json")
-	if err := rep.WriteJSON(tmp); err != nil {
-		t.Fatal(err)
+	for name, r := range map[string]*report.Report{"report.json": rep, coreosReport: coreosRun(t, rep)} {
+		tmp := filepath.Join(t.TempDir(), "report.json")
+		if err := r.WriteJSON(tmp); err != nil {
+			t.Fatal(err)
+		}
+		files[name] = readFile(t, tmp)
 	}
-	files["report.json"] = readFile(t, tmp)
 	var total int
 	for name, b := range files {
 		total += len(b)
@@ -133,6 +140,61 @@ func simulatedRun(t *testing.T) (*report.Report, map[string]history.History) {
 		Checks:      rec.Checks(order)}
 	rep.Judge()
 	return rep, map[string]history.History{"replace/history-replace.jsonl": replace, upgradeHistory: upgrade}
+}
+
+// coreosRun is the second column of the results page's tests: the
+// simulated reference run turned into what coreos-v0.9.4 could have
+// recorded on the same Kubernetes, so the matrix holds each kind of cell
+// and the bar charts a value over its budget. It is derived from rep, not
+// simulated: it has no traffic phases and no events (the results page
+// draws neither). create passes slower, with a profile workaround; replace
+// fails, mttr-leader over its budget; kill is not claimed (the reference
+// run has no kill check: "not run"); upgrade fails before measuring any
+// timing, so upgrade's timings are the reference's alone and get no chart;
+// rbac is INCOMPLETE.
+func coreosRun(t *testing.T, rep *report.Report) *report.Report {
+	t.Helper()
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &report.Report{}
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatal(err)
+	}
+	out.Profile, out.Started, out.Duration = "coreos-v0.9.4", runStarted.Add(time.Hour), report.Ms(3017*time.Second)
+	out.Environment.Etcd, out.Environment.Operator = []string{"3.5.6", "3.6.16"}, "v0.9.4"
+	out.Operator = &report.OperatorUsage{PeakRSSBytes: 10_800_000, PeakWorkingSetBytes: 14_100_000, Samples: 402}
+	var checks []*report.Check
+	for _, c := range out.Checks {
+		c.Traffic, c.Events, c.EventsDropped, c.Notes = nil, nil, 0, nil
+		if !c.Started.IsZero() {
+			c.Started = c.Started.Add(time.Hour)
+		}
+		switch c.Name {
+		case "create":
+			c.Duration, c.Timings["time-to-ready"] = 34540, 34540
+			c.Notes = []string{"profile workaround: 1 object(s) from cluster.extraObjects are created before every cluster"}
+		case "replace":
+			c.State, c.Duration, c.Failure = report.Failed, 221300, "mttr-leader took 3m20s, budget 3m0s"
+			c.Timings["mttr-follower"], c.Timings["mttr-leader"], c.Timings["replace/longest-write-gap"] = 23613.809, 200000, 1348.621
+			c.Notes = []string{"leader pod replace-77301-9xk2d deleted; replaced by replace-77301-q8w4n after 3m20s"}
+			checks = append(checks, c, &report.Check{Name: "kill", State: report.NotClaimed, Skipped: "profile does not claim kill"})
+			continue
+		case "upgrade":
+			c.State, c.Duration, c.Timings, c.Budgets = report.Failed, 600000, nil, nil
+			c.Failure = "Timed out after 600.000s. cluster etcd-operator/upgrade-78705 is not healthy: member pods: 0 of 3 ready, want 3"
+			c.Notes = []string{"path 3.5.6 → 3.6.16"}
+		case "rbac":
+			c.State, c.Duration, c.Incomplete = report.Incomplete, 0, "no request of the operator's ServiceAccount in the audit log"
+		case "cleanup":
+			c.Duration = 51300
+		}
+		checks = append(checks, c)
+	}
+	out.Checks = checks
+	out.Judge()
+	return out
 }
 
 // runStarted is when the simulated run began; the checks follow one
