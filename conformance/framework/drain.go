@@ -50,6 +50,7 @@ func (e *Env) DrainNode(ctx context.Context, name string, timeout time.Duration)
 	res := DrainResult{Node: name}
 	start := time.Now()
 	defer func() { res.Took = time.Since(start) }()
+	defer waitProgress(fmt.Sprintf("node %s to drain", name), []any{timeout})()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if err := e.setUnschedulable(ctx, name, true); err != nil {

@@ -57,6 +57,7 @@ type WaitForCleanInventoryInput struct {
 // asserting anything: the spec tells a failure from an unjudged check. The
 // error is the last snapshot's, when it could not be taken.
 func WaitForCleanInventory(ctx context.Context, in WaitForCleanInventoryInput, intervals ...any) (inventory.Verdict, error) {
+	defer waitProgress("nothing to be left behind", intervals)()
 	var last inventory.Verdict
 	var lastErr error
 	poll := func() bool {

@@ -49,6 +49,7 @@ func (e *Env) WaitForNodeNotReady(ctx context.Context, name string, intervals ..
 
 // WaitForNodeReady waits until a node is Ready again.
 func (e *Env) WaitForNodeReady(ctx context.Context, name string, intervals ...any) {
+	defer waitProgress(fmt.Sprintf("node %s to be Ready", name), intervals)()
 	Eventually(ctx, func(g Gomega) {
 		n, err := e.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		g.Expect(err).NotTo(HaveOccurred())

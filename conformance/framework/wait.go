@@ -18,6 +18,7 @@ func (e *Env) WaitForOperatorReady(ctx context.Context, intervals ...any) {
 	if e.Profile.Operator.Deployment == "" {
 		return
 	}
+	defer waitProgress(fmt.Sprintf("operator deployment %s/%s to be available", e.Profile.Operator.Namespace, e.Profile.Operator.Deployment), intervals)()
 	Eventually(ctx, func(g Gomega) {
 		d, err := e.Kube.AppsV1().Deployments(e.Profile.Operator.Namespace).Get(ctx, e.Profile.Operator.Deployment, metav1.GetOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
@@ -37,6 +38,7 @@ func (e *Env) WaitForOperatorReady(ctx context.Context, intervals ...any) {
 func (c *EtcdCluster) WaitForHealthy(ctx context.Context, want Want, intervals ...any) (time.Duration, Truth) {
 	start := time.Now()
 	var last Truth
+	defer waitProgress(fmt.Sprintf("cluster %s/%s to be healthy with %d members", c.Namespace, c.Name, want.Size), intervals)()
 	Eventually(ctx, func(g Gomega) {
 		pods, err := c.MemberPods(ctx)
 		g.Expect(err).NotTo(HaveOccurred())
@@ -64,6 +66,7 @@ func (c *EtcdCluster) WaitForHealthy(ctx context.Context, want Want, intervals .
 // pods, none of them terminating: a pod left over by an interrupted step
 // (a member added twice, a removed member's pod never deleted) fails it.
 func (c *EtcdCluster) WaitForExactMemberPods(ctx context.Context, size int, intervals ...any) {
+	defer waitProgress(fmt.Sprintf("cluster %s/%s to have exactly %d member pods", c.Namespace, c.Name, size), intervals)()
 	Eventually(ctx, func(g Gomega) {
 		pods, err := c.MemberPods(ctx)
 		g.Expect(err).NotTo(HaveOccurred())
@@ -78,11 +81,13 @@ func (c *EtcdCluster) WaitForExactMemberPods(ctx context.Context, size int, inte
 
 // WaitForGone waits until the CR is deleted.
 func (c *EtcdCluster) WaitForGone(ctx context.Context, intervals ...any) {
+	defer waitProgress(fmt.Sprintf("cluster %s/%s to be deleted", c.Namespace, c.Name), intervals)()
 	Eventually(ctx, c.Gone).WithTimeout(intervals[0].(time.Duration)).WithPolling(intervals[1].(time.Duration)).Should(BeTrue(), "cluster %s/%s still exists", c.Namespace, c.Name)
 }
 
 // WaitForTraffic waits until the traffic pod has made a successful write.
 func (t *TrafficPod) WaitForTraffic(ctx context.Context, intervals ...any) {
+	defer waitProgress(fmt.Sprintf("traffic pod %s/%s to write", t.Namespace, t.Name), intervals)()
 	Eventually(ctx, func(g Gomega) {
 		// Port-forwarding to a pod that does not listen yet only produces
 		// connection-refused noise: wait for its readiness probe first.
@@ -104,6 +109,7 @@ func (e *Env) DeleteNamespace(ctx context.Context, name string, intervals ...any
 	if err != nil && !apierrors.IsNotFound(err) {
 		Expect(err).NotTo(HaveOccurred())
 	}
+	defer waitProgress(fmt.Sprintf("namespace %s to be deleted", name), intervals)()
 	Eventually(ctx, func() bool {
 		_, err := e.Kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err)

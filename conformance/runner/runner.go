@@ -106,6 +106,8 @@ func Run(ctx context.Context, o Options) int {
 	suite := &specs.Suite{Env: env, Report: report.NewRecorder()}
 	specs.Register(cfg, func() *specs.Suite { return suite })
 	gomega.RegisterFailHandler(ginkgo.Fail)
+	lines := checkLines{w: os.Stdout, rec: suite.Report, cfg: cfg, filter: o.LabelFilter, setupFailed: func() bool { return suite.SetupFailed }}
+	ginkgo.ReportAfterEach(lines.specEnded)
 
 	suiteCfg, repCfg := ginkgo.GinkgoConfiguration()
 	suiteCfg.LabelFilter = o.LabelFilter

@@ -42,60 +42,72 @@ func judgeSpecs(rep *report.Report, rec *report.Recorder, gr types.Report, filte
 		if ran {
 			c.Started = sr.StartTime
 		}
-		c.State, c.Failure, c.Incomplete, c.Skipped = checkState(c, sr, ran, Selected(filter, name), setupFailed)
+		v := checkState(c, sr, ran, Selected(filter, name), setupFailed)
+		c.State, c.Failure, c.Incomplete, c.Skipped = v.State, v.Failure, v.Incomplete, v.Skipped
+		if v.Note != "" {
+			c.Notes = append(c.Notes, v.Note)
+		}
 	}
 	rep.Checks = rec.Checks(profile.CheckLabels)
 	rep.Judge()
 }
 
+// checkVerdict is one check's state and its reasons; Note is a note to
+// add to the check.
+type checkVerdict struct {
+	State                              report.State
+	Failure, Incomplete, Skipped, Note string
+}
+
 // checkState decides one check's state from its spec's outcome and what the
-// spec recorded (c.State is Incomplete or NotClaimed when a spec said so),
-// returning the state and its reasons. A check only passes when its spec
-// passed and nothing marked it incomplete.
-func checkState(c *report.Check, sr types.SpecReport, ran, selected, setupFailed bool) (state report.State, failure, incomplete, skipped string) {
+// spec recorded (c.State is Incomplete or NotClaimed when a spec said so).
+// A check only passes when its spec passed and nothing marked it
+// incomplete. It reads c only, so the runner can say a check's verdict as
+// soon as its spec ends and judge it again at the end of the run.
+func checkState(c *report.Check, sr types.SpecReport, ran, selected, setupFailed bool) checkVerdict {
 	marked, markedWhy := c.State, c.Incomplete
 	msg := sr.Failure.Message
 	switch {
 	case !selected:
-		return report.NotSelected, "", "", "not selected by --label-filter"
+		return checkVerdict{State: report.NotSelected, Skipped: "not selected by --label-filter"}
 	case !ran:
-		return report.Incomplete, "", "did not run: no spec carries this label", ""
+		return checkVerdict{State: report.Incomplete, Incomplete: "did not run: no spec carries this label"}
 	case sr.State == types.SpecStatePassed && marked == report.Incomplete:
 		// Incomplete was called but the spec went on (a recovered Fail):
 		// what was not observed is still not observed.
-		return report.Incomplete, "", markedWhy, ""
+		return checkVerdict{State: report.Incomplete, Incomplete: markedWhy}
 	case sr.State == types.SpecStatePassed:
-		return report.Passed, "", "", ""
+		return checkVerdict{State: report.Passed}
 	case sr.State == types.SpecStateSkipped && marked == report.NotClaimed:
-		return report.NotClaimed, "", "", c.Skipped
+		return checkVerdict{State: report.NotClaimed, Skipped: c.Skipped}
 	case sr.State == types.SpecStateSkipped && setupFailed:
-		return report.Incomplete, "", "did not run: setup failed", ""
+		return checkVerdict{State: report.Incomplete, Incomplete: "did not run: setup failed"}
 	case sr.State == types.SpecStateSkipped && msg == "":
 		// Selected, but Ginkgo never ran it: interrupted or --timeout.
-		return report.Incomplete, "", "did not run: the run was interrupted or reached --timeout", ""
+		return checkVerdict{State: report.Incomplete, Incomplete: "did not run: the run was interrupted or reached --timeout"}
 	case sr.State == types.SpecStateSkipped && strings.HasPrefix(msg, "Spec skipped because"):
-		return report.Incomplete, "", "did not run: " + msg, ""
+		return checkVerdict{State: report.Incomplete, Incomplete: "did not run: " + msg}
 	case sr.State == types.SpecStateSkipped:
 		// Skip() by the spec itself, on purpose (e.g. --skip-cleanup).
-		return report.Skipped, "", "", msg
+		return checkVerdict{State: report.Skipped, Skipped: msg}
 	case sr.State == types.SpecStatePending:
-		return report.Skipped, "", "", "pending"
+		return checkVerdict{State: report.Skipped, Skipped: "pending"}
 	case setupFailed && sr.Failure.FailureNodeType == types.NodeTypeBeforeAll:
-		return report.Incomplete, "", "setup failed: " + msg, ""
+		return checkVerdict{State: report.Incomplete, Incomplete: "setup failed: " + msg}
 	case sr.State.Is(types.SpecStateInterrupted | types.SpecStateAborted):
-		return report.Incomplete, "", "interrupted: " + msg, ""
+		return checkVerdict{State: report.Incomplete, Incomplete: "interrupted: " + msg}
 	case marked == report.Incomplete && onlyIncomplete(sr):
-		return report.Incomplete, "", markedWhy, ""
+		return checkVerdict{State: report.Incomplete, Incomplete: markedWhy}
 	}
-	failure = msg
+	v := checkVerdict{State: report.Failed, Failure: msg}
 	if sr.Failure.FailureNodeType != types.NodeTypeIt {
-		failure = fmt.Sprintf("%s in %s", msg, sr.Failure.FailureNodeType)
+		v.Failure = fmt.Sprintf("%s in %s", msg, sr.Failure.FailureNodeType)
 	}
 	if marked == report.Incomplete {
 		// A real failure outweighs what could not be observed; keep both.
-		c.Notes = append(c.Notes, "also could not observe: "+markedWhy)
+		v.Note = "also could not observe: " + markedWhy
 	}
-	return report.Failed, failure, "", ""
+	return v
 }
 
 // onlyIncomplete: every failure of the spec came from specs.Incomplete.

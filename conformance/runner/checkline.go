@@ -1,0 +1,67 @@
+package runner
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/etcdproof/etcdproof/conformance/profile"
+	"github.com/etcdproof/etcdproof/conformance/report"
+)
+
+// checkLines prints one line to w as each check's spec ends: its state as
+// the report will judge it, how long it took against its spec's timeout,
+// and the first line of why it did not pass. Ginkgo's verbose output keeps
+// the steps; this line is what a person scanning the terminal looks for.
+// Checks left out by --label-filter print nothing.
+type checkLines struct {
+	w           io.Writer
+	rec         *report.Recorder
+	cfg         *profile.Config
+	filter      string
+	setupFailed func() bool
+}
+
+// specEnded is a ReportAfterEach body.
+func (l checkLines) specEnded(sr types.SpecReport) {
+	if sr.LeafNodeType != types.NodeTypeIt {
+		return
+	}
+	name := checkOf(sr)
+	if name == "" || !Selected(l.filter, name) {
+		return
+	}
+	v := checkState(l.rec.Check(name), sr, true, true, l.setupFailed())
+	fmt.Fprintln(l.w, checkLine(name, v, sr.RunTime, l.cfg.SpecTimeout(name)))
+}
+
+// checkOf is the check a spec carries the label of ("" for none).
+func checkOf(sr types.SpecReport) string {
+	for _, l := range sr.Labels() {
+		if slices.Contains(profile.CheckLabels, l) {
+			return l
+		}
+	}
+	return ""
+}
+
+// checkLine reads "etcdproof: scale            failed      93.1 s of 10m0s: <why>".
+func checkLine(name string, v checkVerdict, took, timeout time.Duration) string {
+	line := fmt.Sprintf("etcdproof: %-16s %-12s", name, v.State.Label())
+	if took > 0 && v.State != report.NotClaimed && v.State != report.Skipped {
+		line += fmt.Sprintf(" %6.1f s of %s", took.Seconds(), timeout)
+	}
+	why := v.Failure
+	if why == "" {
+		why = v.Incomplete + v.Skipped
+	}
+	line = strings.TrimRight(line, " ")
+	if first, _, _ := strings.Cut(strings.TrimSpace(why), "\n"); first != "" {
+		line += ": " + first
+	}
+	return line
+}
