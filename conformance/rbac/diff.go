@@ -211,3 +211,14 @@ func beyondDeclared(g Grant, declared []Grant) []rbacv1.PolicyRule {
 	}
 	return out
 }
+
+// Record is what the rbac check keeps in its report folder (rbac.json) and
+// report.html reads back: the distinct requests the operator made, the
+// rules its bindings grant, the rules the profile declares (nil when it
+// declares none) and the check's diff.
+type Record struct {
+	Uses     []Use   `json:"uses"`
+	Grants   []Grant `json:"grants"`
+	Declared []Grant `json:"declared"`
+	Diff     Diff    `json:"diff"`
+}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/etcdproof/etcdproof/conformance/validate"
 )
 
 // Markdown renders the summary.
@@ -49,7 +51,8 @@ func (rep *Report) Markdown() string {
 			fmt.Fprintf(&b, "- traffic during %s: %s, %d ops, failed puts %d, failed gets %d (definite %d, indeterminate %d, %d during a leader change, %d after one retry), lost writes %d, longest write gap %.2f s, p50 %.1f ms, p99 %.1f ms\n",
 				k, t.Linearizability, t.Operations, t.FailedPuts, t.FailedGets, t.DefiniteFailures, t.IndeterminateFailures, t.DuringLeaderChange, t.FailuresAfterRetry,
 				t.LostWrites, float64(t.LongestWriteGap)/1000, float64(t.LatencyP50), float64(t.LatencyP99))
-			if t.Visualization != "" {
+			if t.Visualization != "" && t.Linearizability == validate.NotLinearizable {
+				// report.html links every phase's page; here only the evidence.
 				fmt.Fprintf(&b, "  - visualization: %s\n", t.Visualization)
 			}
 		}

@@ -68,7 +68,7 @@ func RBACSpec(ctx SpecContext, inputGetter func() RBACSpecInput) {
 	}
 
 	roles, clusterRole := rbac.MinimalRoles(e.Profile.Operator.ServiceAccount+"-minimal", uses)
-	Expect(e.WriteJSON(map[string]any{"uses": uses, "grants": grants, "declared": declared, "diff": diff}, check, "rbac.json")).To(Succeed())
+	Expect(e.WriteJSON(rbac.Record{Uses: uses, Grants: grants, Declared: declared, Diff: diff}, check, "rbac.json")).To(Succeed())
 	var docs []any
 	for _, r := range roles {
 		docs = append(docs, r)

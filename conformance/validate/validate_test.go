@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -71,9 +72,9 @@ func TestValidateRecordedHistories(t *testing.T) {
 					t.Errorf("failures %q do not mention %q", r.Failures, m)
 				}
 			}
-			_, err := os.Stat(vis)
-			if wrote := err == nil; wrote != (tc.want == NotLinearizable) {
-				t.Errorf("visualization written = %v, want it only for a non-linearizable history", wrote)
+			// Porcupine's page, linearizable or not.
+			if _, err := os.Stat(vis); err != nil || r.Visualization != vis {
+				t.Errorf("visualization %q (%v), want %s written", r.Visualization, err, vis)
 			}
 		})
 	}
@@ -89,12 +90,38 @@ func TestUndecidedIsNeverAPass(t *testing.T) {
 		}
 	}
 	h.Operations = append(h.Operations, history.Operation{Kind: history.Get, Key: "k", Value: "a", Found: true, Call: 2_000_000, Return: 2_000_001, Final: true})
-	r := Validate(h, Options{Timeout: time.Nanosecond})
+	vis := filepath.Join(t.TempDir(), "vis.html")
+	r := Validate(h, Options{Timeout: time.Nanosecond, VisualizationPath: vis})
 	if r.Linearizability != Undecided {
 		t.Fatalf("linearizability = %s, want undecided with a 1ns limit", r.Linearizability)
 	}
 	if r.Passed() {
 		t.Fatalf("a history porcupine could not decide passed: %+v", r.Failures)
+	}
+	// Undecided leaves porcupine nothing to show.
+	if _, err := os.Stat(vis); err == nil || r.Visualization != "" {
+		t.Errorf("visualization %q written for an undecided history", r.Visualization)
+	}
+}
+
+// A linearizable history gets porcupine's page too, so every phase of a
+// report links one; it is the page porcupine writes, holding the history's
+// operations.
+func TestLinearizableHistoryGetsItsVisualization(t *testing.T) {
+	vis := filepath.Join(t.TempDir(), "linearizability-replace.html")
+	r := Validate(load(t, "linearizable.jsonl"), Options{Timeout: 10 * time.Second, VisualizationPath: vis})
+	if r.Linearizability != Linearizable || !r.Passed() {
+		t.Fatalf("linearizability = %s, failures %q; want a linearizable pass", r.Linearizability, r.Failures)
+	}
+	if r.Visualization != vis {
+		t.Errorf("visualization = %q, want %s", r.Visualization, vis)
+	}
+	b, err := os.ReadFile(vis)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page := string(b); !strings.Contains(page, "<html") || !strings.Contains(page, "put(k0, ") {
+		t.Errorf("%s is not porcupine's page of the history (%d bytes)", vis, len(b))
 	}
 }
 
@@ -235,5 +262,29 @@ func TestUnverifiedWithAnotherFailureIsNotIncomplete(t *testing.T) {
 	r := Validate(h, Options{Timeout: time.Second})
 	if r.Incomplete || !slices.Equal(r.Unverified, []string{"k1"}) {
 		t.Fatalf("incomplete = %v, unverified %v, failures %q", r.Incomplete, r.Unverified, r.Failures)
+	}
+}
+
+// A linearizable history too long for a page of reasonable size gets none
+// (it would only weigh on every run's artifacts); its verdict is the same.
+func TestLongLinearizableHistoryGetsNoVisualization(t *testing.T) {
+	var h history.History
+	for i := 0; i <= maxVisualizedLinearizable; i++ {
+		t0 := int64(i) * 10
+		key := fmt.Sprintf("k%d", i%8)
+		h.Operations = append(h.Operations, history.Operation{Kind: history.Put, Key: key, Value: fmt.Sprint(i), Call: t0, Return: t0 + 5})
+	}
+	end := int64(maxVisualizedLinearizable+1) * 10
+	for k := range 8 {
+		last := maxVisualizedLinearizable - (maxVisualizedLinearizable-k)%8
+		h.Operations = append(h.Operations, history.Operation{Kind: history.Get, Key: fmt.Sprintf("k%d", k), Value: fmt.Sprint(last), Found: true, Call: end, Return: end + 5, Final: true})
+	}
+	vis := filepath.Join(t.TempDir(), "vis.html")
+	r := Validate(h, Options{Timeout: time.Minute, VisualizationPath: vis})
+	if r.Linearizability != Linearizable || !r.Passed() {
+		t.Fatalf("linearizability = %s, failures %q; want a linearizable pass", r.Linearizability, r.Failures)
+	}
+	if _, err := os.Stat(vis); err == nil || r.Visualization != "" {
+		t.Errorf("visualization %q written for %d operations", r.Visualization, len(h.Operations))
 	}
 }

@@ -22,7 +22,7 @@ func validateCmd(args []string) int {
 	var clientErrors string
 	fs.StringVar(&clientErrors, "client-errors", string(validate.NoClientErrors), "what failed requests do to the verdict: none (any fails), after-retry (only those a client retrying definite failures once would still see), allowed (listed only: phases that kill members, like replace)")
 	allow := fs.Bool("allow-client-errors", false, "same as --client-errors=allowed")
-	fs.StringVar(&opts.VisualizationPath, "visualization", "", "write porcupine's HTML here if the history is not linearizable")
+	fs.StringVar(&opts.VisualizationPath, "visualization", "", "write porcupine's HTML of the history here: always when it is not linearizable, up to 20000 operations when it is")
 	if err := fs.Parse(args); err != nil {
 		return runner.ExitCouldNot
 	}

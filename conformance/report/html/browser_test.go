@@ -54,6 +54,26 @@ type pageFacts struct {
 		Check  string    `json:"check"`
 		Events laneFacts `json:"events"`
 	} `json:"eventsOnly"`
+	RBAC    *rbacFacts       `json:"rbac"`
+	Cleanup []inventoryFacts `json:"cleanup"`
+}
+
+// rbacFacts is the rbac check's files as the page shows them.
+type rbacFacts struct {
+	RequestRows  int      `json:"requestRows"`
+	Unused       []string `json:"unused"`
+	Role         string   `json:"role"`
+	RoleHeightPx float64  `json:"roleHeightPx"`
+	Problems     []string `json:"problems"`
+}
+
+// inventoryFacts is one of the cleanup check's verdicts as the page shows
+// it: the objects of its table.
+type inventoryFacts struct {
+	File     string   `json:"file"`
+	Clean    bool     `json:"clean"`
+	Objects  []string `json:"objects"`
+	Problems []string `json:"problems"`
 }
 
 // laneFacts is an events lane and the table under its timeline.
@@ -82,7 +102,23 @@ const lane = (svg, container) => {
     tableRows: container.querySelectorAll(':scope > details.events table.events tbody tr').length,
   };
 };
+const texts = (el, sel) => Array.from(el.querySelectorAll(sel)).map(e => e.textContent);
+const rbac = document.querySelector('#check-rbac .rbac');
+const role = rbac && rbac.querySelector('pre.role');
 return {
+  rbac: rbac && {
+    requestRows: rbac.querySelectorAll('table.requests tbody tr').length,
+    unused: texts(rbac, 'ul.unused li'),
+    role: role ? role.textContent : '',
+    roleHeightPx: role ? role.getBoundingClientRect().height : 0,
+    problems: texts(rbac, '.missing-file'),
+  },
+  cleanup: Array.from(document.querySelectorAll('#check-cleanup .inventory')).map(div => ({
+    file: div.dataset.file,
+    clean: div.querySelector('p.clean') !== null,
+    objects: texts(div, 'table.leftovers tbody td.object'),
+    problems: texts(div, '.missing-file'),
+  })),
   verdict: document.getElementById('verdict').textContent,
   checkRows: document.querySelectorAll('table.checks tbody tr').length,
   eventsOnly: Array.from(document.querySelectorAll('.events-only')).map(div => ({
@@ -151,6 +187,35 @@ func TestReportHTMLInChromiumHasTheChecksAndATimelinePerPhase(t *testing.T) {
 		}
 	}
 	checkEventLanes(t, rep, facts)
+	checkCheckFiles(t, dir, facts)
+}
+
+// checkCheckFiles: the rbac check's section lists every request (verbs
+// merged per resource) and every grant no request used, and shows the
+// minimal Role as the file holds it; the cleanup check's shows both
+// inventories clean, the whole cluster's with the object others created.
+func checkCheckFiles(t *testing.T, dir string, facts pageFacts) {
+	t.Helper()
+	uses, _, diff := simulatedRBAC()
+	role := string(readFile(t, filepath.Join(dir, minimalRoleFile)))
+	if r := facts.RBAC; r == nil {
+		t.Error("no rbac section")
+	} else if r.RequestRows != len(requestRows(uses)) || !slices.Equal(r.Unused, diff.Unused) || r.Role != role || r.RoleHeightPx < 100 || len(r.Problems) > 0 {
+		t.Errorf("rbac section: %d request rows, unused %q, a role of %d bytes %.0f px high, problems %q; want %d rows, unused %q and the %d bytes of %s",
+			r.RequestRows, r.Unused, len(r.Role), r.RoleHeightPx, r.Problems, len(requestRows(uses)), diff.Unused, len(role), minimalRoleFile)
+	}
+	want := []inventoryFacts{
+		{File: "cleanup/namespace-leftovers.json", Clean: true},
+		{File: "cleanup/leftovers.json", Clean: true, Objects: []string{simulatedIgnored.String()}},
+	}
+	if len(facts.Cleanup) != len(want) {
+		t.Fatalf("cleanup section: %+v, want %+v", facts.Cleanup, want)
+	}
+	for i, inv := range facts.Cleanup {
+		if w := want[i]; inv.File != w.File || inv.Clean != w.Clean || !slices.Equal(inv.Objects, w.Objects) || len(inv.Problems) > 0 {
+			t.Errorf("cleanup inventory %d: %+v, want %+v", i, inv, w)
+		}
+	}
 }
 
 // checkEventLanes: every traffic phase has its cluster events drawn on

@@ -4,9 +4,11 @@
 // p50 and p99 latency per second, failed requests, the longest write
 // gap), drawn from the recorded histories in the report dir, with what
 // the cluster and the operator did meanwhile (the check's events) on a
-// lane under it. It also renders the results page of several runs
-// (WriteResults): the matrix of docs/results.md, with every timing that
-// several runs measured compared as a bar chart.
+// lane under it; under the rbac check, the requests the operator made,
+// what it is granted beyond them and the minimal Role; under the cleanup
+// check, what was left behind. It also renders the results page of
+// several runs (WriteResults): the matrix of docs/results.md, with every
+// timing that several runs measured compared as a bar chart.
 //
 // The charts are inline SVG laid out in Go and written with html/template;
 // the page has no JavaScript and loads nothing. So it opens offline (a CI
@@ -37,12 +39,13 @@ import (
 const FileName = "report.html"
 
 // templates are the pages' templates; common.html.tmpl holds what they
-// share.
+// share, checkfiles.html.tmpl report.html's sections of the rbac and
+// cleanup checks' files.
 //
 //go:embed *.html.tmpl
 var templates embed.FS
 
-var pageTmpl = template.Must(template.ParseFS(templates, "report.html.tmpl", "common.html.tmpl"))
+var pageTmpl = template.Must(template.ParseFS(templates, "report.html.tmpl", "common.html.tmpl", "checkfiles.html.tmpl"))
 
 // Write renders the report of dir into dir/report.html.
 func Write(dir string, rep *report.Report) error {
@@ -92,12 +95,17 @@ type checkView struct {
 	EventsOnly    *eventsOnlyView
 	OtherEvents   *eventTable
 	EventsDropped int
+	// RBAC and Cleanup are what the rbac and cleanup checks wrote beside
+	// report.json (checkfiles.go).
+	RBAC    *rbacView
+	Cleanup []inventoryView
 }
 
 // HasDetails says whether the check gets a section below the table: its
-// traffic phases, cluster events and notes (its timings are in the table).
+// traffic phases, cluster events, files and notes (its timings are in the
+// table).
 func (c checkView) HasDetails() bool {
-	return len(c.Phases) > 0 || len(c.Notes) > 0 || c.EventsOnly != nil || c.OtherEvents != nil
+	return len(c.Phases) > 0 || len(c.Notes) > 0 || c.EventsOnly != nil || c.OtherEvents != nil || c.RBAC != nil || len(c.Cleanup) > 0
 }
 
 type timingView struct {
@@ -179,6 +187,7 @@ func newCheckView(dir string, c *report.Check) checkView {
 	}
 	checkEvents(&v, c, starts)
 	v.EventsDropped = c.EventsDropped
+	addCheckFiles(&v, dir, c)
 	return v
 }
 

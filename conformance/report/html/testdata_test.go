@@ -20,8 +20,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/ from the simulated run")
 
-// testdataDir is a small recorded report: report.json and two histories;
-// coreosReport, a second profile's report.json for the results page.
+// testdataDir is a small recorded report: report.json, two histories and
+// the rbac and cleanup checks' files; coreosReport, a second profile's
+// report.json for the results page.
 const (
 	testdataDir  = "testdata"
 	coreosReport = "results/coreos-v0.9.4/report.json"
@@ -40,7 +41,7 @@ const (
 // go test ./conformance/report/html -run TestTestdataIsTheRecordedRun -update
 func TestTestdataIsTheRecordedRun(t *testing.T) {
 	rep, histories := simulatedRun(t)
-	files := map[string][]byte{}
+	files := simulatedCheckFiles(t)
 	for name, h := range histories {
 		tmp := filepath.Join(t.TempDir(), "history.jsonl")
 		if err := history.WriteFile(tmp, h); err != nil {
@@ -88,8 +89,9 @@ func readFile(t *testing.T, path string) []byte {
 
 // simulatedRun is a reference run of create, replace, upgrade, rbac and
 // cleanup, recorded through report.Recorder; its two traffic phases are
-// simulated clients validated by validate.Validate, and the cluster's
-// events are simulatedEvents. The histories are keyed by their path in
+// simulated clients validated by validate.Validate, the cluster's events
+// are simulatedEvents, and rbac and cleanup note what their files
+// (simulatedCheckFiles) hold. The histories are keyed by their path in
 // the report dir.
 func simulatedRun(t *testing.T) (*report.Report, map[string]history.History) {
 	t.Helper()
@@ -120,7 +122,12 @@ func simulatedRun(t *testing.T) (*report.Report, map[string]history.History) {
 	rec.Timing("upgrade", "to-3.6.5", 26980*time.Millisecond, 0)
 	rec.Note("upgrade", "path 3.5.21 → 3.6.5")
 	rec.Note("replace", "the leader pod's requests in flight failed: the suite killed it (traffic.clientErrors: allowed)")
-	rec.Note("rbac", "unused grants: events create")
+	for _, n := range simulatedRBACNotes() {
+		rec.Note("rbac", "%s", n)
+	}
+	for _, n := range simulatedCleanupNotes() {
+		rec.Note("cleanup", "%s", n)
+	}
 	durations := map[string]time.Duration{"create": 19200 * time.Millisecond, "replace": 33900 * time.Millisecond, "upgrade": 44600 * time.Millisecond,
 		"rbac": 500 * time.Millisecond, "cleanup": 20 * time.Second}
 	order := []string{"create", "replace", "upgrade", "rbac", "cleanup"}
