@@ -27,15 +27,18 @@ fmt: ## Run gofmt on every Go file.
 vet: ## Run go vet.
 	$(GO) vet ./...
 
-# The operator's integration tests run on two control planes: the current
-# Kubernetes, and TEST_OLD_K8S (the oldest built here) with the apiextensions
-# v1beta1 CRD old clusters need. TEST_OLD_K8S= skips the old-era leg.
+# The operator's integration tests run on three control planes: the current
+# Kubernetes, TEST_OLD_K8S (the oldest built here) with the apiextensions
+# v1beta1 CRD old clusters need, and TEST_NEW_K8S (the newest). Setting one
+# empty (TEST_OLD_K8S=) skips its leg.
 TEST_OLD_K8S ?= v1.16.15
+TEST_NEW_K8S ?= v1.37.2
 
 .PHONY: test-assets
-test-assets: ## Build (once) kube-apiserver, etcd and SeaweedFS weed for the integration tests (current and TEST_OLD_K8S); install Debian's chromium for the report.html browser test.
+test-assets: ## Build (once) kube-apiserver, etcd and SeaweedFS weed for the integration tests (current, TEST_OLD_K8S and TEST_NEW_K8S); install Debian's chromium for the report.html browser test.
 	scripts/test-assets.sh >/dev/null
 	$(if $(TEST_OLD_K8S),scripts/test-assets.sh $(TEST_OLD_K8S) >/dev/null)
+	$(if $(TEST_NEW_K8S),scripts/test-assets.sh $(TEST_NEW_K8S) >/dev/null)
 
 .PHONY: test
 test: test-assets ## Unit and integration tests (real kube-apiserver, etcd, S3 object store and headless Chromium; no Docker). ETCDPROOF_CHROMIUM=skip leaves out the browser test.
@@ -43,6 +46,8 @@ test: test-assets ## Unit and integration tests (real kube-apiserver, etcd, S3 o
 		ETCDPROOF_CHROMIUM="$${ETCDPROOF_CHROMIUM:-$$(scripts/ensure-tool.sh chromium 2>/dev/null)}" \
 		$(GO) test ./... -count=1
 	$(if $(TEST_OLD_K8S),KUBEBUILDER_ASSETS="$$(scripts/test-assets.sh $(TEST_OLD_K8S) 2>/dev/null)" ETCDPROOF_TEST_CRDS=legacy \
+		$(GO) test ./operator/internal/controller/ -count=1)
+	$(if $(TEST_NEW_K8S),KUBEBUILDER_ASSETS="$$(scripts/test-assets.sh $(TEST_NEW_K8S) 2>/dev/null)" \
 		$(GO) test ./operator/internal/controller/ -count=1)
 
 ##@ Lint

@@ -104,6 +104,17 @@ func (s Spec) version() (*version.Version, error) {
 // as v1beta3; older releases read v1beta2, and a patch must say so to apply.
 var kubeadmV1Beta2Before = version.MustParseGeneric("v1.23.0")
 
+// kubeletFailsOnCgroupV1From is the first release whose kubelet refuses to
+// start on a cgroup v1 host unless its configuration says failCgroupV1:
+// false (KEP-5573); kind v0.33 does not say it. Many CI hosts and this
+// project's own still run cgroup v1, where such a kubelet otherwise exits
+// with "kubelet is configured to not run on a host using cgroup v1".
+var kubeletFailsOnCgroupV1From = version.MustParseGeneric("v1.35.0")
+
+// cgroupV1Patch keeps a kubelet of kubeletFailsOnCgroupV1From or later
+// running on a cgroup v1 host; on cgroup v2 it changes nothing.
+const cgroupV1Patch = "kind: KubeletConfiguration\nfailCgroupV1: false\n"
+
 // KindConfig is the kind configuration of s: every API request audited at
 // Metadata level into AuditLog (the rbac check reads it), workers, and
 // kind's pod network left out where kube-router replaces it.
@@ -129,6 +140,9 @@ func (s Spec) KindConfig() (*v1alpha4.Cluster, error) {
 		Name:       s.Name,
 		Nodes:      []v1alpha4.Node{controlPlane},
 		Networking: v1alpha4.Networking{DisableDefaultCNI: s.KubeRouterImage != ""},
+	}
+	if !v.LessThan(kubeletFailsOnCgroupV1From) {
+		cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, cgroupV1Patch)
 	}
 	for range s.Workers {
 		cfg.Nodes = append(cfg.Nodes, v1alpha4.Node{Role: v1alpha4.WorkerRole})

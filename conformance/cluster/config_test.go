@@ -16,11 +16,14 @@ func TestKindConfig(t *testing.T) {
 		nodes       int
 		noCNI       bool
 		kubeadmV1B2 bool
+		// cgroupV1 is whether kubelets are told they may run on cgroup v1.
+		cgroupV1 bool
 	}{
-		{"current release, kind's network", Spec{Name: "etcdproof", NodeImage: "kindest/node:v1.34.11@sha256:44e2", Dir: "/c"}, 1, false, false},
-		{"three workers, kube-router", Spec{Name: "nodes", NodeImage: "etcdproof/kind-node:v1.34.4", Workers: 3, KubeRouterImage: "etcdproof/kube-router:v2.1.0", Dir: "/c"}, 4, true, false},
-		{"1.16 reads kubeadm v1beta2", Spec{Name: "old", NodeImage: "etcdproof/kind-node:v1.16.15", KubeRouterImage: "k", Dir: "/c"}, 1, true, true},
-		{"version flag wins over the tag", Spec{Name: "x", NodeImage: "my/node:latest", KubernetesVersion: "v1.22.17", Dir: "/c"}, 1, false, true},
+		{"current release, kind's network", Spec{Name: "etcdproof", NodeImage: "kindest/node:v1.34.11@sha256:44e2", Dir: "/c"}, 1, false, false, false},
+		{"three workers, kube-router", Spec{Name: "nodes", NodeImage: "etcdproof/kind-node:v1.34.4", Workers: 3, KubeRouterImage: "etcdproof/kube-router:v2.1.0", Dir: "/c"}, 4, true, false, false},
+		{"1.16 reads kubeadm v1beta2", Spec{Name: "old", NodeImage: "etcdproof/kind-node:v1.16.15", KubeRouterImage: "k", Dir: "/c"}, 1, true, true, false},
+		{"1.37 kubelets may run on cgroup v1", Spec{Name: "new", NodeImage: "etcdproof/kind-node:v1.37.2", Workers: 1, KubeRouterImage: "k", Dir: "/c"}, 2, true, false, true},
+		{"version flag wins over the tag", Spec{Name: "x", NodeImage: "my/node:latest", KubernetesVersion: "v1.22.17", Dir: "/c"}, 1, false, true, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -43,6 +46,10 @@ func TestKindConfig(t *testing.T) {
 			}
 			if !strings.Contains(patch, "audit-log-path: /var/log/kubernetes/audit/audit.log") {
 				t.Errorf("no audit log in the kubeadm patch:\n%s", patch)
+			}
+			// Cluster-wide, so the kubelet of every node, workers too, gets it.
+			if got := strings.Contains(strings.Join(cfg.KubeadmConfigPatches, "\n"), "failCgroupV1: false"); got != tc.cgroupV1 {
+				t.Errorf("failCgroupV1: false in the cluster's patches: %v, want %v", got, tc.cgroupV1)
 			}
 			mounts := cfg.Nodes[0].ExtraMounts
 			if len(mounts) != 2 || mounts[1].HostPath != tc.spec.AuditDir() {

@@ -10,6 +10,10 @@ K8S_CURRENT=v1.34.4
 # Older eras, for operators that must still run there. K8S_VERSION=1.16 means
 # K8S_1_16 (scripts/lib/cluster.sh resolves it).
 K8S_1_16=v1.16.15
+# The newest release the module proxy serves: what users certifying an
+# operator today run. Its kubelet needs failCgroupV1: false on a cgroup v1
+# host (conformance/cluster adds it from 1.35).
+K8S_1_37=v1.37.2
 
 # Online mode uses a node image published for KIND_VERSION (from its release
 # notes). kind v0.33.0 ships no v1.34.4 image; its v1.34 line is v1.34.11.
@@ -80,7 +84,8 @@ REGISTRY_IMAGE=etcdproof/registry:$REGISTRY_VERSION
 MIRRORED_IMAGES="tutum/curl:latest"
 
 # node_pins VERSION: override the node-side pins above for a Kubernetes release
-# older than the current era; the default pins stay for every other release.
+# of another era than the current one; the default pins stay for every other
+# release.
 # Scripts that build or run a node export ETCDPROOF_NODE_K8S=VERSION, so the
 # scripts they call (build-tools.sh, build-base-image.sh) pick the same pins.
 node_pins() {
@@ -99,6 +104,12 @@ node_pins() {
       # dependencies); the etcd image kubeadm names 3.3.15-0 holds this build.
       # etcd 3.4 serves the same v3 API to a 1.16 API server.
       NODE_ETCD_VERSION=v3.4.25
+      ;;
+    v1.37.*)
+      # What kubeadm 1.37 deploys (`kubeadm config images list`): coredns
+      # v1.14.6, etcd 3.7.0-0 (built as kubeadm names it), pause 3.10.2 (our
+      # pause program under that name).
+      COREDNS_VERSION=v1.14.6
       ;;
   esac
 }
