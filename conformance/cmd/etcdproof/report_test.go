@@ -24,8 +24,9 @@ func TestReportHTMLRendersACopiedReportDir(t *testing.T) {
 	}
 	// The replace history is named by the path of the run that wrote it,
 	// on another machine: the copy here must still be found.
-	if n := strings.Count(string(page), `<svg class="timeline"`); n != 2 {
-		t.Errorf("%d timelines, want 2", n)
+	// One timeline per traffic phase: scale, replace, upgrade.
+	if n := strings.Count(string(page), `<svg class="timeline"`); n != 3 {
+		t.Errorf("%d timelines, want 3", n)
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 
 // resultsCheckOrder is the checks of testdata's two runs in
 // profile.CheckLabels' order (this package does not import profile).
-var resultsCheckOrder = []string{"create", "replace", "kill", "upgrade", "rbac", "cleanup"}
+var resultsCheckOrder = []string{"create", "scale", "replace", "kill", "upgrade", "rbac", "cleanup"}
 
 // testdataRuns are testdata's two recorded runs: the reference's
 // report.json and coreos-v0.9.4's, derived from it (see coreosRun).
@@ -50,7 +50,7 @@ func TestResultsPageHasTheMatrixOfTheMarkdown(t *testing.T) {
 		`<td class="cell not-run" ` + coreos + ` title="profile does not claim kill"><a href="#run-1-kill">not claimed</a></td><td class="cell not-run" ` + ref + `>not run</td>`,
 		`<td class="cell incomplete" ` + coreos,
 		`><a href="#run-1-rbac">INCOMPLETE</a></td><td class="cell passed" ` + ref + `>pass (0.5 s)</td>`,
-		`<td class="verdict fail" ` + coreos + `>FAIL (2/5)</td><td class="verdict pass" ` + ref + `>PASS (5/5)</td>`,
+		`<td class="verdict fail" ` + coreos + `>FAIL (2/6)</td><td class="verdict pass" ` + ref + `>PASS (6/6)</td>`,
 		// The reasons under the matrix, whole, where the cells link.
 		`<li id="run-1-replace"><b>replace <span class="state failed">failed</span></b>: <span class="reason">mttr-leader took 3m20s, budget 3m0s</span></li>`,
 		`<b>replace <span class="state failed">failed</span></b>, note: <span class="reason">leader pod replace-77301-9xk2d deleted`,
@@ -96,7 +96,7 @@ func TestResultsPageComparesTheTimingsOfSeveralColumns(t *testing.T) {
 	for _, c := range charts {
 		got = append(got, c[1]+" "+c[2]+" "+c[3])
 	}
-	want := []string{"create time-to-ready 2", "replace mttr-follower 2", "replace mttr-leader 2", "replace replace/longest-write-gap 2"}
+	want := []string{"create time-to-ready 2", "scale scale-up 2", "replace mttr-follower 2", "replace mttr-leader 2", "replace replace/longest-write-gap 2"}
 	if strings.Join(got, ", ") != strings.Join(want, ", ") {
 		t.Errorf("bar charts %q, want %q", got, want)
 	}

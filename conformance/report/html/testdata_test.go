@@ -20,7 +20,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/ from the simulated run")
 
-// testdataDir is a small recorded report: report.json, two histories and
+// testdataDir is a small recorded report: report.json, three histories and
 // the rbac and cleanup checks' files; coreosReport, a second profile's
 // report.json for the results page.
 const (
@@ -29,8 +29,9 @@ const (
 )
 
 // The replace phase's history names the path of a run on another machine,
-// as a copied CI artifact does; the upgrade one is relative.
+// as a copied CI artifact does; the others are relative.
 const (
+	scaleHistory   = "scale/history-scale.jsonl"
 	replaceHistory = "/home/ci/etcdproof/_report/replace/history-replace.jsonl"
 	upgradeHistory = "upgrade/history-to-3.6.5.jsonl"
 )
@@ -73,8 +74,10 @@ func TestTestdataIsTheRecordedRun(t *testing.T) {
 			t.Errorf("%s is not what the simulated run records (%v); rerun with -update", path, err)
 		}
 	}
-	if total > 100<<10 {
-		t.Errorf("testdata is %d KB; keep it under 100 KB", total>>10)
+	// Three short phases of a few clients are enough for every mark a
+	// timeline draws.
+	if total > 128<<10 {
+		t.Errorf("testdata is %d KB; keep it under 128 KB", total>>10)
 	}
 }
 
@@ -87,14 +90,15 @@ func readFile(t *testing.T, path string) []byte {
 	return b
 }
 
-// simulatedRun is a reference run of create, replace, upgrade, rbac and
-// cleanup, recorded through report.Recorder; its two traffic phases are
+// simulatedRun is a reference run of create, scale, replace, upgrade, rbac
+// and cleanup, recorded through report.Recorder; its three traffic phases are
 // simulated clients validated by validate.Validate, the cluster's events
 // are simulatedEvents, and rbac and cleanup note what their files
 // (simulatedCheckFiles) hold. The histories are keyed by their path in
 // the report dir.
 func simulatedRun(t *testing.T) (*report.Report, map[string]history.History) {
 	t.Helper()
+	scale := simulate(trafficScript{seed: 3, step: "scale-scale", length: 5 * time.Second, disturb: membershipChangesAt(1500*time.Millisecond, 3500*time.Millisecond)})
 	replace := simulate(trafficScript{seed: 1, step: "replace-replace", length: 10 * time.Second, disturb: leaderDeletedAt(4 * time.Second)})
 	upgrade := simulate(trafficScript{seed: 2, step: "upgrade-to-3.6.5", length: 8 * time.Second, disturb: memberRestartAt(3 * time.Second)})
 	opts := validate.Options{Timeout: 30 * time.Second, ClientErrors: validate.AllowClientErrors, MaxWriteGap: 10 * time.Second}
@@ -104,6 +108,7 @@ func simulatedRun(t *testing.T) (*report.Report, map[string]history.History) {
 		h                  history.History
 		policy             validate.ClientErrors
 	}{
+		{"scale", "scale", scaleHistory, scale, validate.NoClientErrors},
 		{"replace", "replace", replaceHistory, replace, validate.AllowClientErrors},
 		{"upgrade", "to-3.6.5", upgradeHistory, upgrade, validate.NoErrorsAfterRetry},
 	} {
@@ -116,6 +121,8 @@ func simulatedRun(t *testing.T) (*report.Report, map[string]history.History) {
 		rec.Timing(p.check, p.phase+"/longest-write-gap", res.Stats.LongestWriteGap, opts.MaxWriteGap)
 	}
 	rec.Timing("create", "time-to-ready", 19200*time.Millisecond, 2*time.Minute)
+	rec.Timing("scale", "scale-up", 3400*time.Millisecond, 2*time.Minute)
+	rec.Timing("scale", "scale-down", 1100*time.Millisecond, 2*time.Minute)
 	rec.Timing("replace", "mttr-follower", 21300*time.Millisecond, 3*time.Minute)
 	rec.Timing("replace", "mttr-leader", 25100*time.Millisecond, 3*time.Minute)
 	rec.Timing("upgrade", "duration", 26980*time.Millisecond, 8*time.Minute)
@@ -128,9 +135,9 @@ func simulatedRun(t *testing.T) (*report.Report, map[string]history.History) {
 	for _, n := range simulatedCleanupNotes() {
 		rec.Note("cleanup", "%s", n)
 	}
-	durations := map[string]time.Duration{"create": 19200 * time.Millisecond, "replace": 33900 * time.Millisecond, "upgrade": 44600 * time.Millisecond,
+	durations := map[string]time.Duration{"create": 19200 * time.Millisecond, "scale": 13800 * time.Millisecond, "replace": 33900 * time.Millisecond, "upgrade": 44600 * time.Millisecond,
 		"rbac": 500 * time.Millisecond, "cleanup": 20 * time.Second}
-	order := []string{"create", "replace", "upgrade", "rbac", "cleanup"}
+	order := []string{"create", "scale", "replace", "upgrade", "rbac", "cleanup"}
 	for _, name := range order {
 		c := rec.Check(name)
 		c.State, c.Required, c.Duration, c.Started = report.Passed, true, report.Ms(durations[name]), checkStarts[name]
@@ -141,12 +148,12 @@ func simulatedRun(t *testing.T) (*report.Report, map[string]history.History) {
 		rec.Event(e.check, ev)
 	}
 	rep := &report.Report{SchemaVersion: report.SchemaVersion, Profile: "reference",
-		Started: runStarted, Duration: report.Ms(161 * time.Second),
+		Started: runStarted, Duration: report.Ms(175500 * time.Millisecond),
 		Environment: report.Environment{Kubernetes: "v1.34.4", Kind: "v0.33.0", Etcd: []string{"3.5.21", "3.6.5"}, Operator: "dev", Suite: "(devel)"},
 		Operator:    &report.OperatorUsage{PeakRSSBytes: 16_567_500, PeakWorkingSetBytes: 22_229_000, Samples: 31},
 		Checks:      rec.Checks(order)}
 	rep.Judge()
-	return rep, map[string]history.History{"replace/history-replace.jsonl": replace, upgradeHistory: upgrade}
+	return rep, map[string]history.History{scaleHistory: scale, "replace/history-replace.jsonl": replace, upgradeHistory: upgrade}
 }
 
 // coreosRun is the second column of the results page's tests: the
@@ -154,7 +161,8 @@ func simulatedRun(t *testing.T) (*report.Report, map[string]history.History) {
 // recorded on the same Kubernetes, so the matrix holds each kind of cell
 // and the bar charts a value over its budget. It is derived from rep, not
 // simulated: it has no traffic phases and no events (the results page
-// draws neither). create passes slower, with a profile workaround; replace
+// draws neither). create passes slower, with a profile workaround; scale fails
+// on a removed member's "raft: stopped" with scale-up measured; replace
 // fails, mttr-leader over its budget; kill is not claimed (the reference
 // run has no kill check: "not run"); upgrade fails before measuring any
 // timing, so upgrade's timings are the reference's alone and get no chart;
@@ -182,6 +190,9 @@ func coreosRun(t *testing.T, rep *report.Report) *report.Report {
 		case "create":
 			c.Duration, c.Timings["time-to-ready"] = 34540, 34540
 			c.Notes = []string{"profile workaround: 1 object(s) from cluster.extraObjects are created before every cluster"}
+		case "scale":
+			c.State, c.Duration, c.Failure = report.Failed, 93100, "scale-down: etcdserver: raft: stopped"
+			c.Timings = map[string]report.Millis{"scale-up": 9800}
 		case "replace":
 			c.State, c.Duration, c.Failure = report.Failed, 221300, "mttr-leader took 3m20s, budget 3m0s"
 			c.Timings["mttr-follower"], c.Timings["mttr-leader"], c.Timings["replace/longest-write-gap"] = 23613.809, 200000, 1348.621
@@ -210,12 +221,14 @@ var (
 	runStarted  = time.Date(2026, 12, 3, 8, 22, 31, 0, time.UTC)
 	checkStarts = map[string]time.Time{
 		"create":  runStarted.Add(time.Second),
-		"replace": runStarted.Add(20500 * time.Millisecond),
-		"upgrade": runStarted.Add(54700 * time.Millisecond),
-		"rbac":    runStarted.Add(99600 * time.Millisecond),
-		"cleanup": runStarted.Add(100400 * time.Millisecond),
+		"scale":   runStarted.Add(20500 * time.Millisecond),
+		"replace": runStarted.Add(35000 * time.Millisecond),
+		"upgrade": runStarted.Add(69200 * time.Millisecond),
+		"rbac":    runStarted.Add(114100 * time.Millisecond),
+		"cleanup": runStarted.Add(114900 * time.Millisecond),
 	}
 	phaseStarts = map[string]time.Time{
+		"scale":    checkStarts["scale"].Add(8 * time.Second),
 		"replace":  checkStarts["replace"].Add(14 * time.Second),
 		"to-3.6.5": checkStarts["upgrade"].Add(12 * time.Second),
 	}
@@ -258,6 +271,18 @@ var simulatedEvents = func() []simulatedEvent {
 		add("create", create, from+4.1, pod, "pod/"+member, "Ready", "", false)
 	}
 	add("create", create, 17.9, etcd, "etcdcluster/create-80532", "Members", "members create-80532-4bqz7, create-80532-m9dlc, create-80532-t2wfx; leader create-80532-4bqz7", false)
+
+	scale := phaseStarts["scale"]
+	add("scale", scale, 0.3, pod, "pod/scale-80540-r5k2p", "Created", "", false)
+	add("scale", scale, 0.31, pod, "pod/scale-80540-r5k2p", "Scheduled", "on node "+node, false)
+	add("scale", scale, 0.9, pod, "pod/scale-80540-r5k2p", "Running", "", false)
+	add("scale", scale, 1.0, event, "pod/scale-80540-r5k2p", "Unhealthy", "Readiness probe failed: HTTP probe failed with statuscode: 503", true)
+	add("scale", scale, 1.2, etcd, "etcdcluster/scale-80540", "MembersChanged", "added scale-80540-r5k2p as a learner: members scale-80540-6fz8m, scale-80540-j2xqb, scale-80540-wc4ld, scale-80540-r5k2p", false)
+	add("scale", scale, 1.5, etcd, "etcdcluster/scale-80540", "MemberPromoted", "scale-80540-r5k2p is a voter", false)
+	add("scale", scale, 1.9, pod, "pod/scale-80540-r5k2p", "Ready", "", false)
+	add("scale", scale, 3.5, etcd, "etcdcluster/scale-80540", "MembersChanged", "removed scale-80540-r5k2p: members scale-80540-6fz8m, scale-80540-j2xqb, scale-80540-wc4ld", false)
+	add("scale", scale, 3.6, pod, "pod/scale-80540-r5k2p", "Terminating", "grace period 30 s", false)
+	add("scale", scale, 4.3, pod, "pod/scale-80540-r5k2p", "Deleted", "", false)
 
 	replace, phase := checkStarts["replace"], phaseStarts["replace"]
 	for i, member := range []string{"replace-80551-8hx2q", "replace-80551-kq4rn", "replace-80551-w7c5d"} {
@@ -338,6 +363,19 @@ func leaderDeletedAt(kill time.Duration) func(time.Duration, *rand.Rand) outcome
 			return outcome{latency: time.Duration(20+rnd.IntN(60)) * time.Millisecond, term: 3}
 		}
 		return normal(rnd, 3)
+	}
+}
+
+// membershipChangesAt: a member is added or removed at each moment; the
+// leader's proposals wait longer for 300 ms, and nothing fails.
+func membershipChangesAt(changes ...time.Duration) func(time.Duration, *rand.Rand) outcome {
+	return func(call time.Duration, rnd *rand.Rand) outcome {
+		for _, c := range changes {
+			if call >= c && call < c+300*time.Millisecond {
+				return outcome{latency: time.Duration(20+rnd.IntN(40)) * time.Millisecond, term: 2}
+			}
+		}
+		return normal(rnd, 2)
 	}
 }
 
