@@ -141,13 +141,16 @@ thirdparty-images: ## Build quay.io/coreos/etcd-operator:v0.9.4 (Go module proxy
 # the rollout swaps one binary for another. Under bin/next/ so the binary keeps
 # its name: coreos' Deployment (reference-as-coreos) runs `etcd-operator`.
 OPERATOR_NEXT_IMAGE ?= etcdproof/etcd-operator:next
+# coreos v0.9.4's image also held these programs, which its backup and restore
+# Deployments run by name: links to the operator's binary in its image.
+OPERATOR_COREOS_PROGRAMS := etcd-backup-operator etcd-restore-operator
 OPERATOR_NEXT_VERSION ?= next
 
 .PHONY: image
 image: ## Build etcdproof/etcd-operator:dev (OPERATOR_IMAGE) from bin/etcd-operator, and :next (OPERATOR_NEXT_IMAGE) for the operator-upgrade check; load both into the cluster.
-	$(SUBSTRATE_ENV) scripts/build-image.sh $(BIN)/etcd-operator $(OPERATOR_IMAGE)
+	$(SUBSTRATE_ENV) scripts/build-image.sh $(BIN)/etcd-operator $(OPERATOR_IMAGE) $(OPERATOR_COREOS_PROGRAMS)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w -X main.version=$(OPERATOR_NEXT_VERSION)" -o $(BIN)/next/etcd-operator ./operator/cmd/etcd-operator
-	$(SUBSTRATE_ENV) scripts/build-image.sh $(BIN)/next/etcd-operator $(OPERATOR_NEXT_IMAGE)
+	$(SUBSTRATE_ENV) scripts/build-image.sh $(BIN)/next/etcd-operator $(OPERATOR_NEXT_IMAGE) $(OPERATOR_COREOS_PROGRAMS)
 
 .PHONY: smoke
 smoke: ## Check the cluster: a 3-member etcd StatefulSet serves put/get through a Service.

@@ -2,7 +2,10 @@
 # Package one static binary as a distroless-like image (FROM scratch, user
 # 65532, CA certificates, writable /tmp) and load it into the kind cluster
 # when one exists. Used for the operator and the suite's in-cluster pods.
-# usage: build-image.sh BINARY TAG     env: ETCDPROOF_CLUSTER (etcdproof)
+# usage: build-image.sh BINARY TAG [LINK...]     env: ETCDPROOF_CLUSTER (etcdproof)
+# Each LINK is another program name in /usr/local/bin for the same binary,
+# which tells the names apart by argv[0] (the operator image carries coreos'
+# etcd-backup-operator and etcd-restore-operator so).
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "$0")/lib/common.sh"
 # shellcheck source=scripts/lib/images.sh
@@ -16,6 +19,8 @@ tag=${2:?usage: build-image.sh BINARY TAG}
 if ldd "$binary" >/dev/null 2>&1; then
   die "build-image.sh: $binary is dynamically linked; build it with CGO_ENABLED=0 (the image has no libc)"
 fi
+shift 2
+links=("$@")
 binary_name=$(basename "$binary")
 safe=${tag//[\/:]/_}
 
@@ -29,6 +34,8 @@ build() {
   printf 'root:x:0:\nnonroot:x:65532:\n' >"$r/etc/group"
   if [[ -f /etc/ssl/certs/ca-certificates.crt ]]; then cp /etc/ssl/certs/ca-certificates.crt "$r/etc/ssl/certs/"; fi
   install -m 0755 "$binary" "$r/usr/local/bin/$binary_name"
+  local link
+  for link in "${links[@]}"; do ln -s "$binary_name" "$r/usr/local/bin/$link"; done
   cat >"$ctx/Dockerfile" <<DOCKERFILE
 FROM scratch
 COPY rootfs/ /

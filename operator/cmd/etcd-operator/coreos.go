@@ -46,6 +46,11 @@ func (c *coreosFlags) bind(fs *flag.FlagSet) {
 	fs.BoolVar(&c.printVersion, "version", false, "Print the version and quit.")
 	fs.DurationVar(&c.gcInterval, "gc-interval", 10*time.Minute,
 		"coreos etcd-operator's interval for collecting what deleted clusters left; owner references let Kubernetes do it here."+ignored)
+	c.bindGlog(fs, ignored)
+}
+
+// bindGlog binds the flags glog registers in every coreos v0.9.4 binary.
+func (c *coreosFlags) bindGlog(fs *flag.FlagSet, ignored string) {
 	fs.BoolVar(&c.logToStderr, "logtostderr", false, "glog: log to standard error instead of files (this operator always does)."+ignored)
 	fs.BoolVar(&c.alsoLogToStderr, "alsologtostderr", false, "glog: log to standard error as well as files."+ignored)
 	fs.IntVar(&c.verbosity, "v", 0, "glog: log level for V logs (use --zap-log-level)."+ignored)

@@ -33,6 +33,9 @@ type grant struct {
 	// served ("" when they are): their CRD is not installed, or the grant
 	// does not let the operator read them.
 	noRestores, noBackups string
+	// backupStatusWithObject, restoreStatusWithObject: etcdbackups/status or
+	// etcdrestores/status may not be written; status goes with the object.
+	backupStatusWithObject, restoreStatusWithObject bool
 }
 
 // fitGrant decides the grant-dependent behaviour and logs each fallback once.
@@ -101,7 +104,27 @@ func (g *grant) fitBackups(ctx context.Context, access *kubecompat.Access, log l
 	if g.noBackups != "" {
 		log.Info("EtcdBackups are not served", "why", g.noBackups)
 	}
-	return nil
+	if g.restoreStatusWithObject, err = statusWithObject(ctx, access, g.watched, "etcdrestores", g.noRestores, log); err != nil {
+		return err
+	}
+	g.backupStatusWithObject, err = statusWithObject(ctx, access, g.watched, "etcdbackups", g.noBackups, log)
+	return err
+}
+
+// statusWithObject says whether the status of resource's objects must be
+// written with the object, as its status subresource may not be updated
+// (coreos' Role grants etcdbackups and etcdrestores, not their status), and
+// logs so once. Asking at start spares a refused request at every write.
+func statusWithObject(ctx context.Context, access *kubecompat.Access, namespace, resource, notServed string, log logger) (bool, error) {
+	if notServed != "" {
+		return false, nil
+	}
+	ok, _, err := access.Allowed(ctx, etcdv1beta2.GroupVersion.Group, resource+"/status", namespace, "update")
+	if err != nil || ok {
+		return false, err
+	}
+	log.Info("writing status with the object: update on " + resource + "/status is not allowed")
+	return true, nil
 }
 
 // whyNotServed says why the operator cannot serve resource (of its own API

@@ -42,7 +42,9 @@ type options struct {
 	createCRD               bool
 	podName                 string
 	seedImage               string
-	coreos                  coreosFlags
+	// servableCheck is how often a kind not served at start is asked after.
+	servableCheck time.Duration
+	coreos        coreosFlags
 	// withoutEffect are coreos flags given that change nothing here.
 	withoutEffect []string
 	// dial reaches etcd (nil: etcdadmin.Dial); tests route it.
@@ -102,6 +104,7 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 		o.metricsAddr = o.coreos.listenAddr
 	}
 	o.podName = firstEnv("POD_NAME", envCoreosPodName)
+	o.servableCheck = defaultServableCheck
 	if o.notRunningDeadline <= 0 {
 		return o, nil, errors.New("--member-not-running-deadline must be positive")
 	}
@@ -126,6 +129,9 @@ func main() {
 	}
 	if len(os.Args) > 1 && os.Args[1] == "backup" {
 		os.Exit(runBackup(os.Args[2:], os.Stdout))
+	}
+	if _, ok := companionOf(os.Args[0]); ok {
+		os.Exit(runCompanion(ctrl.SetupSignalHandler(), os.Args[0], os.Args[1:], os.Stderr, zap.New()))
 	}
 	// Before any client exists: client-go reads its feature gates once.
 	gates := kubecompat.Install()
@@ -224,6 +230,7 @@ func run(ctx context.Context, restCfg *rest.Config, gates *kubecompat.Gates, o o
 		WithoutDisruptionBudget: g.noDisruptionBudget,
 		StatusWithObject:        g.statusWithObject,
 		Restores:                g.noRestores == "",
+		RestoreStatusWithObject: g.restoreStatusWithObject,
 	}
 	if o.dial != nil {
 		r.Dial = o.dial
@@ -242,9 +249,14 @@ func run(ctx context.Context, restCfg *rest.Config, gates *kubecompat.Gates, o o
 		return fmt.Errorf("setting up the controller: %w", err)
 	}
 	if g.noBackups == "" {
-		backups := &controller.BackupReconciler{Client: mgr.GetClient(), Image: r.SeedImage}
+		backups := &controller.BackupReconciler{Client: mgr.GetClient(), Image: r.SeedImage, StatusWithObject: g.backupStatusWithObject}
 		if err := backups.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up the backup controller: %w", err)
+		}
+	}
+	if later := g.notServed(); len(later) > 0 {
+		if err := mgr.Add(servableLater{access: access, namespace: g.watched, resources: later, interval: o.servableCheck}); err != nil {
+			return fmt.Errorf("adding the check for kinds served later: %w", err)
 		}
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

@@ -95,6 +95,9 @@ type Reconciler struct {
 	// Restores: the EtcdRestore CRD is served and the grant allows reading
 	// EtcdRestores, so a cluster may be restored from a backup.
 	Restores bool
+	// RestoreStatusWithObject writes EtcdRestore status with the object from
+	// the start: the grant lacks etcdrestores/status (coreos' Role).
+	RestoreStatusWithObject bool
 
 	statusViaObject atomic.Bool // writeStatus: status goes with the object
 	memo            sync.Map    // types.NamespacedName → memoStatus (recall)

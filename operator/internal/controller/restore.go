@@ -141,8 +141,10 @@ func seedFailing(p *corev1.Pod) string {
 // restore-operator registered) or the grant lacks it (coreos' Role).
 func (r *Reconciler) writeRestoreStatus(ctx context.Context, er *etcdv1beta2.EtcdRestore, want etcdv1beta2.RestoreStatus) error {
 	er.Status = want
-	err := r.Client.Status().Update(ctx, er)
-	if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
+	var err error
+	if r.RestoreStatusWithObject {
+		err = r.Client.Update(ctx, er)
+	} else if err = r.Client.Status().Update(ctx, er); apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
 		err = r.Client.Update(ctx, er)
 	}
 	return err
