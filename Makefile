@@ -66,7 +66,7 @@ lint: ## gofmt, a tidy go.mod, go vet, shellcheck and actionlint.
 ##@ Operator
 
 GENERATED_PATHS := operator/api manifests/crd manifests/crd-v1beta1 manifests/rbac/role.yaml manifests/cluster-wide/cluster_role.yaml \
-	operator/internal/crdinstall/crds
+	operator/internal/crdinstall/crds manifests/olm/bundle manifests/olm/catalog
 
 # The API's resources (crdinstall.Resources).
 CRD_RESOURCES := etcdclusters etcdbackups etcdrestores
@@ -89,8 +89,17 @@ manifests: ## Regenerate the CRDs (v1, the derived v1beta1, the operator's embed
 generate: ## Regenerate deepcopy functions of the API types.
 	$(CONTROLLER_GEN) object paths=./operator/api/...
 
+# The OLM bundles of the reference operator and their file-based catalog
+# (manifests/olm), generated from manifests/ after it is regenerated. Keep the
+# releases in step with operator/hack/bundle/helpers_test.go.
+.PHONY: bundle
+bundle: manifests ## Regenerate the OLM bundles (0.1.0, and 0.2.0 replacing it) and their file-based catalog from manifests/.
+	$(GO) run ./operator/hack/bundle -version 0.1.0 -image etcdproof/etcd-operator:dev
+	$(GO) run ./operator/hack/bundle -version 0.2.0 -image etcdproof/etcd-operator:next -replaces 0.1.0
+	$(GO) run ./operator/hack/bundle -catalog manifests/olm/catalog
+
 .PHONY: verify-generated
-verify-generated: manifests generate ## Fail when regenerating changes a generated file.
+verify-generated: manifests generate bundle ## Fail when regenerating changes a generated file.
 	git diff --exit-code -- $(GENERATED_PATHS)
 	@untracked=$$(git ls-files --others --exclude-standard -- $(GENERATED_PATHS)); \
 	  if [ -n "$$untracked" ]; then echo "generated but not committed: $$untracked"; exit 1; fi

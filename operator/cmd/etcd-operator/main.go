@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -57,8 +58,8 @@ type options struct {
 func parseFlags(args []string) (options, *zap.Options, error) {
 	var o options
 	fs := flag.NewFlagSet("etcd-operator", flag.ContinueOnError)
-	fs.StringVar(&o.namespace, "namespace", firstEnv("POD_NAMESPACE", envCoreosNamespace),
-		"Namespace whose EtcdClusters are managed (default: $POD_NAMESPACE, else $MY_POD_NAMESPACE as coreos etcd-operator's Deployment sets it).")
+	fs.StringVar(&o.namespace, "namespace", "",
+		"Namespace whose EtcdClusters are managed (default: $WATCH_NAMESPACE where set, as OLM sets it: empty means every namespace; else $POD_NAMESPACE, else $MY_POD_NAMESPACE as coreos etcd-operator's Deployment sets it).")
 	fs.BoolVar(&o.clusterWide, "cluster-wide", false,
 		"Manage EtcdClusters in every namespace (needs the ClusterRole from manifests/cluster-wide).")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the /metrics endpoint (0 disables it).")
@@ -103,6 +104,9 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 		}
 		o.metricsAddr = o.coreos.listenAddr
 	}
+	if err := o.watchFromEnv(given); err != nil {
+		return o, nil, err
+	}
 	o.podName = firstEnv("POD_NAME", envCoreosPodName)
 	o.servableCheck = defaultServableCheck
 	if o.notRunningDeadline <= 0 {
@@ -121,6 +125,33 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 		return o, nil, errors.New("--leader-elect needs --leader-election-namespace (or POD_NAMESPACE)")
 	}
 	return o, zapOpts, nil
+}
+
+// envWatchNamespace is where Operator Lifecycle Manager's convention puts
+// the namespaces an operator is to watch (the OperatorGroup's targets, from
+// the pod's olm.targetNamespaces annotation): one namespace, or "" for all.
+const envWatchNamespace = "WATCH_NAMESPACE"
+
+// watchFromEnv fills in the watched namespace when no flag chose it: from
+// $WATCH_NAMESPACE where it is set (empty: every namespace, as
+// --cluster-wide), else from the pod's own namespace.
+func (o *options) watchFromEnv(given map[string]bool) error {
+	if given["namespace"] || o.clusterWide {
+		return nil
+	}
+	watch, set := os.LookupEnv(envWatchNamespace)
+	switch {
+	case !set:
+		o.namespace = firstEnv("POD_NAMESPACE", envCoreosNamespace)
+	case watch == "":
+		o.clusterWide = true
+	case strings.Contains(watch, ","):
+		return fmt.Errorf("$%s=%q names several namespaces; the operator watches one namespace or all of them "+
+			"(with OLM: an OperatorGroup of one target namespace, or of all)", envWatchNamespace, watch)
+	default:
+		o.namespace = watch
+	}
+	return nil
 }
 
 func main() {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -130,3 +131,55 @@ func TestParseCoreosCommandLine(t *testing.T) {
 		})
 	}
 }
+
+// TestWatchNamespaceFromOLM: OLM tells an operator what to watch through
+// $WATCH_NAMESPACE (the OperatorGroup's targets): one namespace, or "" for
+// every namespace. Flags still win, and without it the pod's namespace is used.
+func TestWatchNamespaceFromOLM(t *testing.T) {
+	t.Setenv("POD_NAMESPACE", "operators")
+	t.Setenv(envCoreosNamespace, "")
+	t.Setenv(envCoreosPodName, "")
+	tests := []struct {
+		name          string
+		watch         *string
+		args          []string
+		wantNamespace string
+		wantAll       bool
+		wantErr       string
+	}{
+		{name: "not set: the pod's namespace", wantNamespace: "operators"},
+		{name: "one target namespace", watch: ptr("team-a"), wantNamespace: "team-a"},
+		{name: "all namespaces", watch: ptr(""), wantAll: true},
+		{name: "several namespaces are refused", watch: ptr("team-a,team-b"), wantErr: "several namespaces"},
+		{name: "--namespace wins", watch: ptr(""), args: []string{"--namespace=team-b"}, wantNamespace: "team-b"},
+		{name: "--cluster-wide wins", watch: ptr("team-a"), args: []string{"--cluster-wide"}, wantAll: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.watch != nil {
+				t.Setenv(envWatchNamespace, *tt.watch)
+			} else {
+				t.Setenv(envWatchNamespace, "")
+				_ = os.Unsetenv(envWatchNamespace) // t.Setenv restores it afterwards
+			}
+			o, _, err := parseFlags(tt.args)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want one mentioning %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.clusterWide != tt.wantAll || (!tt.wantAll && o.namespace != tt.wantNamespace) {
+				t.Errorf("watching namespace %q, all %v; want %q, all %v", o.namespace, o.clusterWide, tt.wantNamespace, tt.wantAll)
+			}
+			if o.leaderElectionNamespace != "operators" {
+				t.Errorf("leader election in %q, want the pod's namespace", o.leaderElectionNamespace)
+			}
+		})
+	}
+}
+
+func ptr(s string) *string { return &s }
