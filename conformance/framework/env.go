@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -117,10 +118,12 @@ func (e *Env) RunSteps(ctx context.Context, steps []profile.Step) error {
 	if err != nil {
 		return err
 	}
+	ran := 0
 	for i, s := range steps {
 		if (s.IfServed != "" && !e.Served(s.IfServed)) || (s.UnlessServed != "" && e.Served(s.UnlessServed)) {
 			continue
 		}
+		ran++
 		var err error
 		switch {
 		case s.Apply != "":
@@ -143,7 +146,24 @@ func (e *Env) RunSteps(ctx context.Context, steps []profile.Step) error {
 			return err
 		}
 	}
+	if ran == 0 && len(steps) > 0 {
+		return fmt.Errorf("no step applies to this cluster (Kubernetes %s): %s", e.ServerVersion, servedConditions(steps))
+	}
 	return nil
+}
+
+// servedConditions says what each step needs of the API server.
+func servedConditions(steps []profile.Step) string {
+	var needs []string
+	for i, s := range steps {
+		if s.IfServed != "" {
+			needs = append(needs, fmt.Sprintf("step %d needs %s served", i+1, s.IfServed))
+		}
+		if s.UnlessServed != "" {
+			needs = append(needs, fmt.Sprintf("step %d needs %s not served", i+1, s.UnlessServed))
+		}
+	}
+	return strings.Join(needs, "; ")
 }
 
 // stepData is what the arguments of a run step (profile.Step.Run) are
@@ -210,8 +230,15 @@ func (e *Env) serverSideApply() bool {
 // Served reports whether the API server serves groupVersion ("v1" is the
 // core group). Discovery errors count as not served.
 func (e *Env) Served(groupVersion string) bool {
-	_, err := e.Disc.ServerResourcesForGroupVersion(groupVersion)
-	return err == nil
+	gv, resource := groupVersion, ""
+	if parts := strings.Split(groupVersion, "/"); len(parts) == 3 {
+		gv, resource = parts[0]+"/"+parts[1], parts[2]
+	}
+	list, err := e.Disc.ServerResourcesForGroupVersion(gv)
+	if err != nil || resource == "" {
+		return err == nil
+	}
+	return slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == resource })
 }
 
 // CreateNamespace creates a namespace labelled as the suite's.

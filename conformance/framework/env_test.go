@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+
 	"github.com/etcdproof/etcdproof/conformance/profile"
 )
 
@@ -85,5 +88,39 @@ func TestRunStepsRendersEveryStepFirst(t *testing.T) {
 	}
 	if _, statErr := os.Stat(ran); statErr == nil {
 		t.Error("step 1 ran although step 2's arguments do not render")
+	}
+}
+
+// A step may need a resource, not only its group/version: Kubernetes 1.16 to
+// 1.21 serve extensions/v1beta1 (Ingresses) but no longer its Deployments,
+// which the book's manifests use. A profile none of whose steps applies
+// fails, naming what each step needs, instead of installing nothing.
+func TestStepsConditionedOnAServedResource(t *testing.T) {
+	kube := kubefake.NewClientset()
+	kube.Resources = []*metav1.APIResourceList{
+		{GroupVersion: "extensions/v1beta1", APIResources: []metav1.APIResource{{Name: "ingresses"}}},
+		{GroupVersion: "apps/v1", APIResources: []metav1.APIResource{{Name: "deployments"}}},
+	}
+	e := &Env{Profile: &profile.Profile{}, Disc: kube.Discovery(), ServerVersion: "v1.21.14"}
+	for cond, want := range map[string]bool{
+		"extensions/v1beta1": true, "extensions/v1beta1/ingresses": true, "extensions/v1beta1/deployments": false,
+		"apps/v1/deployments": true, "apiextensions.k8s.io/v1beta1": false,
+	} {
+		if got := e.Served(cond); got != want {
+			t.Errorf("Served(%q) = %v, want %v", cond, got, want)
+		}
+	}
+	ran := filepath.Join(t.TempDir(), "ran")
+	err := e.RunSteps(context.Background(), []profile.Step{
+		{Run: []string{"sh", "-c", `echo x > "$0"`, ran}, IfServed: "extensions/v1beta1/deployments"},
+	})
+	if err == nil || !strings.Contains(err.Error(), "no step applies to this cluster (Kubernetes v1.21.14): step 1 needs extensions/v1beta1/deployments served") {
+		t.Errorf("RunSteps error = %v, want one saying no step applies and what step 1 needs", err)
+	}
+	if _, statErr := os.Stat(ran); statErr == nil {
+		t.Error("a step ran although the resource it needs is not served")
+	}
+	if err := e.RunSteps(context.Background(), nil); err != nil {
+		t.Errorf("no steps at all: %v", err)
 	}
 }

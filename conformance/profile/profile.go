@@ -75,8 +75,11 @@ type Step struct {
 	// be empty: kubectl then uses its defaults).
 	Run []string `json:"run,omitempty"`
 	// IfServed and UnlessServed make the step depend on whether the API
-	// server serves a group/version (e.g. apiextensions.k8s.io/v1beta1), so
-	// one profile installs the right way on old and new clusters.
+	// server serves a group/version (e.g. apiextensions.k8s.io/v1beta1), or
+	// a resource in it (group/version/resource, e.g.
+	// extensions/v1beta1/deployments: 1.16-1.21 still serve the group, not
+	// its Deployments), so one profile installs the right way on old and new
+	// clusters.
 	IfServed     string `json:"ifServed,omitempty"`
 	UnlessServed string `json:"unlessServed,omitempty"`
 }

@@ -282,6 +282,9 @@ func TestUpgradeOperatorStepsAreRequiredWhenClaimed(t *testing.T) {
 			want: "upgradeOperator[0]: set exactly one of apply, delete, run (found 2)"},
 		{name: "a bad group/version", steps: "[{apply: x, ifServed: apps}]", caps: "{operatorUpgrade: false}",
 			want: `upgradeOperator[0].ifServed: "apps" is not a group/version`},
+		{name: "a served resource", steps: "[{apply: x, ifServed: extensions/v1beta1/deployments}]", caps: "{operatorUpgrade: true}"},
+		{name: "a resource with an empty version", steps: "[{apply: x, unlessServed: extensions//deployments}]", caps: "{operatorUpgrade: true}",
+			want: `upgradeOperator[0].unlessServed: "extensions//deployments" is not a group/version`},
 	} {
 		body := string(base)
 		body = body[:strings.Index(body, "\nupgradeOperator:")] + body[strings.Index(body, "\ncluster:"):]

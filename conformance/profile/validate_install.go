@@ -3,6 +3,7 @@ package profile
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -46,10 +47,16 @@ func validateSteps(field string, steps []Step) []error {
 			errs = append(errs, fmt.Errorf("  %s[%d]: set exactly one of apply, delete, run (found %d)", field, i, set))
 		}
 		for name, gv := range map[string]string{"ifServed": s.IfServed, "unlessServed": s.UnlessServed} {
-			if gv != "" && gv != "v1" && (strings.Count(gv, "/") != 1 || strings.HasPrefix(gv, "/") || strings.HasSuffix(gv, "/")) {
-				errs = append(errs, fmt.Errorf("  %s[%d].%s: %q is not a group/version like apps/v1", field, i, name, gv))
+			if gv != "" && gv != "v1" && !validServedCondition(gv) {
+				errs = append(errs, fmt.Errorf("  %s[%d].%s: %q is not a group/version like apps/v1, or a group/version/resource like extensions/v1beta1/deployments", field, i, name, gv))
 			}
 		}
 	}
 	return errs
+}
+
+// validServedCondition: group/version or group/version/resource, no part empty.
+func validServedCondition(s string) bool {
+	parts := strings.Split(s, "/")
+	return (len(parts) == 2 || len(parts) == 3) && !slices.Contains(parts, "")
 }
