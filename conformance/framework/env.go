@@ -134,6 +134,10 @@ func (e *Env) RunSteps(ctx context.Context, steps []profile.Step) error {
 			if err = e.deleteManifests(ctx, e.Profile.Path(s.Delete)); err != nil {
 				err = fmt.Errorf("step %d (delete %s): %w", i+1, e.Profile.Path(s.Delete), err)
 			}
+		case s.ApproveInstallPlan != "":
+			if err = e.approveInstallPlan(ctx, e.Profile.Operator.Namespace, s.ApproveInstallPlan, approveInstallPlanTimeout); err != nil {
+				err = fmt.Errorf("step %d (approveInstallPlan %s): %w", i+1, s.ApproveInstallPlan, err)
+			}
 		default:
 			args := runArgs[i]
 			cmd := exec.CommandContext(ctx, args[0], args[1:]...)

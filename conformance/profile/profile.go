@@ -74,6 +74,11 @@ type Step struct {
 	// "{{.Kubeconfig}}" and "{{.Context}}" are expanded (the latter two may
 	// be empty: kubectl then uses its defaults).
 	Run []string `json:"run,omitempty"`
+	// ApproveInstallPlan names a ClusterServiceVersion that Operator
+	// Lifecycle Manager is to install in the operator's namespace: its
+	// InstallPlan (of a Subscription with installPlanApproval Manual) is
+	// approved, and the step ends once that CSV has Succeeded.
+	ApproveInstallPlan string `json:"approveInstallPlan,omitempty"`
 	// IfServed and UnlessServed make the step depend on whether the API
 	// server serves a group/version (e.g. apiextensions.k8s.io/v1beta1), or
 	// a resource in it (group/version/resource, e.g.

@@ -113,7 +113,7 @@ selftest: {check: speed, reason: "", state: passed, auditLog: missing}
 	for _, want := range []string{
 		"operator.serviceAccount: required",
 		"uninstall: at least one step",
-		"install[0]: set exactly one of apply, delete, run (found 2)",
+		"install[0]: set exactly one of apply, delete, run, approveInstallPlan (found 2)",
 		`install[1].ifServed: "apiextensions.k8s.io" is not a group/version`,
 		`images[0]: "" is not an image reference`,
 		`images[1]: "two words" is not an image reference`,
@@ -279,7 +279,7 @@ func TestUpgradeOperatorStepsAreRequiredWhenClaimed(t *testing.T) {
 			want: "upgradeOperator: at least one step is required when capabilities.operatorUpgrade is claimed"},
 		{name: "not claimed, no steps", steps: "[]", caps: "{operatorUpgrade: false}"},
 		{name: "a step with two actions", steps: "[{apply: x, run: [y]}]", caps: "{operatorUpgrade: true}",
-			want: "upgradeOperator[0]: set exactly one of apply, delete, run (found 2)"},
+			want: "upgradeOperator[0]: set exactly one of apply, delete, run, approveInstallPlan (found 2)"},
 		{name: "a bad group/version", steps: "[{apply: x, ifServed: apps}]", caps: "{operatorUpgrade: false}",
 			want: `upgradeOperator[0].ifServed: "apps" is not a group/version`},
 		{name: "a served resource", steps: "[{apply: x, ifServed: extensions/v1beta1/deployments}]", caps: "{operatorUpgrade: true}"},

@@ -38,13 +38,13 @@ func validateSteps(field string, steps []Step) []error {
 	var errs []error
 	for i, s := range steps {
 		set := 0
-		for _, b := range []bool{s.Apply != "", s.Delete != "", len(s.Run) > 0} {
+		for _, b := range []bool{s.Apply != "", s.Delete != "", len(s.Run) > 0, s.ApproveInstallPlan != ""} {
 			if b {
 				set++
 			}
 		}
 		if set != 1 {
-			errs = append(errs, fmt.Errorf("  %s[%d]: set exactly one of apply, delete, run (found %d)", field, i, set))
+			errs = append(errs, fmt.Errorf("  %s[%d]: set exactly one of apply, delete, run, approveInstallPlan (found %d)", field, i, set))
 		}
 		for name, gv := range map[string]string{"ifServed": s.IfServed, "unlessServed": s.UnlessServed} {
 			if gv != "" && gv != "v1" && !validServedCondition(gv) {
