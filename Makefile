@@ -98,6 +98,18 @@ bundle: manifests ## Regenerate the OLM bundles (0.1.0, and 0.2.0 replacing it) 
 	$(GO) run ./operator/hack/bundle -version 0.2.0 -image etcdproof/etcd-operator:next -replaces 0.1.0
 	$(GO) run ./operator/hack/bundle -catalog manifests/olm/catalog
 
+# Operator Lifecycle Manager v0 in the kind cluster, for the reference-olm
+# profile (manifests/olm/README.md): OLM and opm built from the Go module
+# proxy into their upstream images, loaded into CLUSTER, and OLM's release
+# install rendered (helm, as its release does) and applied.
+.PHONY: olm
+olm: ## Install OLM v0 into CLUSTER (K8S_VERSION): its images built from the module proxy and loaded, its release install rendered and applied.
+	$(SUBSTRATE_ENV) scripts/build-olm.sh install
+
+.PHONY: olm-images
+olm-images: ## Build quay.io/operator-framework/olm and opm images from the module proxy (not loaded into a cluster).
+	$(SUBSTRATE_ENV) scripts/build-olm.sh images
+
 .PHONY: verify-generated
 verify-generated: manifests generate bundle ## Fail when regenerating changes a generated file.
 	git diff --exit-code -- $(GENERATED_PATHS)

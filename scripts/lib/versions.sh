@@ -10,6 +10,9 @@ K8S_CURRENT=v1.34.4
 # Older eras, for operators that must still run there. K8S_VERSION=1.16 means
 # K8S_1_16 (scripts/lib/cluster.sh resolves it).
 K8S_1_16=v1.16.15
+# The last release that serves extensions/v1beta1 Deployments, which the
+# book's manifests (coreos etcd-operator v0.9.4) use verbatim.
+K8S_1_15=v1.15.12
 # The newest release the module proxy serves: what users certifying an
 # operator today run. Its kubelet needs failCgroupV1: false on a cgroup v1
 # host (conformance/cluster adds it from 1.35).
@@ -71,6 +74,18 @@ SEAWEEDFS_VERSION=v0.0.0-20261109003541-7506e5f91cd6
 # Our name, not upstream's: `weed version` of that commit says 4.53.
 SEAWEEDFS_IMAGE=etcdproof/seaweedfs:4.53-7506e5f91cd6
 
+# Operator Lifecycle Manager v0, built from the module proxy by
+# scripts/build-olm.sh (make olm) with the images its release names.
+OLM_VERSION=v0.46.0
+# opm (github.com/operator-framework/operator-registry) serves file-based
+# catalogs. OLM v0.46.0's own release pairs it with v1.73.0 (its go.mod's
+# operator-registry, which its release writes into --opmImage); v1.74.0 is
+# newer and serves the same catalog API.
+OPM_VERSION=v1.74.0
+# helm renders OLM's release manifests from its chart, as OLM's `make release`
+# does: the version OLM pins in .bingo/helm.mod at v0.46.0.
+OLM_HELM_VERSION=v3.18.3
+
 # The registry mirror every cluster's nodes pull docker.io images from first
 # (scripts/lib/mirror.sh): the CNCF Distribution registry, the "registry"
 # image people run as a pull-through or air-gapped mirror, built from the
@@ -90,7 +105,7 @@ MIRRORED_IMAGES="tutum/curl:latest"
 # scripts they call (build-tools.sh, build-base-image.sh) pick the same pins.
 node_pins() {
   case $1 in
-    v1.16.*)
+    v1.15.* | v1.16.*)
       # kubelet 1.16 speaks CRI v1alpha2 only: containerd 2.x dropped it, 1.6
       # (the last line with it) still serves it and reads kind's version = 2 config.
       CONTAINERD_VERSION=v1.6.38
@@ -100,6 +115,11 @@ node_pins() {
       # What kubeadm 1.16 deploys (`kubeadm config images list`): coredns 1.6.2,
       # pause 3.1 (our pause program under that name), etcd 3.3.15-0.
       COREDNS_VERSION=v1.6.2
+      # kubeadm 1.15 lists coredns 1.3.1 (and etcd 3.3.10-0, pause 3.1), which
+      # predates Go modules and its dependencies are not all served: its nodes
+      # hold coredns 1.6.2 under its own name, and the cluster's kubeadm
+      # configuration asks for that tag (etcdproof cluster --dns-image-tag).
+      if [[ $1 == v1.15.* ]]; then KUBEADM_DNS_IMAGE_TAG=1.6.2; fi
       # etcd 3.3 predates Go modules (imports github.com/coreos/etcd, unpinned
       # dependencies); the etcd image kubeadm names 3.3.15-0 holds this build.
       # etcd 3.4 serves the same v3 API to a 1.16 API server.
@@ -115,4 +135,6 @@ node_pins() {
 }
 # etcd built into the node image when kubeadm's own choice cannot be built ("" = kubeadm's).
 NODE_ETCD_VERSION=
+# CoreDNS image tag kubeadm is told to deploy when its own choice cannot be built ("" = kubeadm's).
+KUBEADM_DNS_IMAGE_TAG=
 if [[ -n "${ETCDPROOF_NODE_K8S:-}" ]]; then node_pins "$ETCDPROOF_NODE_K8S"; fi

@@ -65,12 +65,17 @@ func writeCatalog(bundlesDir, catalogDir string) error {
 	}
 	var out bytes.Buffer
 	out.WriteString(generatedHeader)
-	for _, d := range docs {
+	for i, d := range docs {
 		body, err := yaml.Marshal(d)
 		if err != nil {
 			return err
 		}
-		out.WriteString("---\n")
+		// Between documents only: opm reads a "---" after the header
+		// comment as an empty document and refuses the whole catalog
+		// ("invalid schema: must not be empty").
+		if i > 0 {
+			out.WriteString("---\n")
+		}
 		out.Write(body)
 	}
 	path := filepath.Join(catalogDir, catalogFile)

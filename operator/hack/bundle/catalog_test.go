@@ -36,9 +36,12 @@ func readCatalog(t *testing.T, path string) []catalogDoc {
 		if err := dec.Decode(&d); err != nil {
 			break
 		}
-		if d.Schema != "" {
-			docs = append(docs, d)
+		// opm refuses a catalog with a document that has no schema,
+		// an empty one too ("invalid schema: must not be empty").
+		if d.Schema == "" {
+			t.Errorf("%s: document %d has no schema, which opm refuses: %+v", path, len(docs)+1, d)
 		}
+		docs = append(docs, d)
 	}
 	return docs
 }
