@@ -47,6 +47,16 @@ mapfile -t kubeadm_images < <("$k8s_bin/kubeadm" config images list --kubernetes
 ref_for() { printf '%s\n' "${kubeadm_images[@]}" | grep "/$1:" || die "kubeadm $version lists no $1 image"; }
 etcd_ref=$(ref_for etcd)
 coredns_ref=$(ref_for coredns)
+# kind's node-image builder pulls every image kubeadm lists that the node
+# lacks: with another CoreDNS than kubeadm's (KUBEADM_DNS_IMAGE_TAG), the
+# node also carries kubeadm's name for it, which nothing runs (the cluster's
+# kubeadm configuration asks for the tag the image really is).
+unused_dns_refs=()
+if [[ -n "$KUBEADM_DNS_IMAGE_TAG" ]]; then
+  log "kubeadm $version wants $coredns_ref; its nodes run tag $KUBEADM_DNS_IMAGE_TAG, which the cluster's kubeadm configuration asks for (versions.sh KUBEADM_DNS_IMAGE_TAG)"
+  unused_dns_refs=("$coredns_ref")
+  coredns_ref=${coredns_ref%:*}:$KUBEADM_DNS_IMAGE_TAG
+fi
 etcd_version=v${etcd_ref##*:}
 etcd_version=${etcd_version%-*}
 # kubeadm tags coredns with or without the v (1.6.2, v1.12.1).
@@ -76,6 +86,7 @@ component_images() {
   binary_image "$KUBE_ROUTER_IMAGE" "$base_image" /usr/local/bin/kube-router "$router_dir/kube-router"
   binary_image "$etcd_ref" "$BUSYBOX_IMAGE" /usr/local/bin/etcd "$etcd_dir/etcd" "$etcd_dir/etcdctl"
   binary_image "$coredns_ref" "$BUSYBOX_IMAGE" /usr/local/bin/coredns "$coredns_dir/coredns"
+  for ref in "${unused_dns_refs[@]}"; do docker tag "$coredns_ref" "$ref"; done
   binary_image "$lpp_ref" "$BUSYBOX_IMAGE" "" "$lpp_dir/local-path-provisioner"
   docker tag "$BUSYBOX_IMAGE" "$lpp_helper_ref"
   local ctx="$ETCDPROOF_CACHE/images/ctx/pause"
@@ -100,7 +111,7 @@ server_tarball() {
     save_images "$bin/$c.tar" "$(ref_for "$c")"
   done
   # kind loads only these four archives: every other image rides in kube-proxy.tar.
-  save_images "$bin/kube-proxy.tar" "$(ref_for kube-proxy)" "$etcd_ref" "$coredns_ref" \
+  save_images "$bin/kube-proxy.tar" "$(ref_for kube-proxy)" "$etcd_ref" "$coredns_ref" "${unused_dns_refs[@]}" \
     "${pause_refs[@]}" "$kindnetd_ref" "$lpp_ref" "$lpp_helper_ref" "$KUBE_ROUTER_IMAGE"
   tar -C "$tree" -c kubernetes | pigz -1 >"$work/kubernetes-server-linux-amd64.tar.gz.tmp"
   mv "$work/kubernetes-server-linux-amd64.tar.gz.tmp" "$work/kubernetes-server-linux-amd64.tar.gz"

@@ -45,6 +45,7 @@ if [[ $mode == offline ]]; then
   node_image=$("$ETCDPROOF_ROOT/scripts/build-node-image.sh" "$version")
   # Offline node images have no kindnetd: kube-router is the pod network.
   cluster_flags+=(--kube-router-image "etcdproof/kube-router:$KUBE_ROUTER_VERSION")
+  if [[ -n "$KUBEADM_DNS_IMAGE_TAG" ]]; then cluster_flags+=(--dns-image-tag "$KUBEADM_DNS_IMAGE_TAG"); fi
 else
   node_image=$(online_node_image "$version")
 fi

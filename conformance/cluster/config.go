@@ -38,6 +38,10 @@ type Spec struct {
 	// (imagePullPolicy Always, or an untagged image) can start only from
 	// there: an image loaded into the node is not enough.
 	RegistryMirror string
+	// DNSImageTag, when set, is the CoreDNS image tag kubeadm deploys in
+	// place of its own: a node image may hold another CoreDNS than the one
+	// its kubeadm lists (offline 1.15 nodes hold 1.6.2; 1.3.1 cannot be built).
+	DNSImageTag string
 	// Dir holds the cluster's files: kubeconfig, audit policy and audit log.
 	Dir string
 }
@@ -133,7 +137,7 @@ func (s Spec) KindConfig() (*v1alpha4.Cluster, error) {
 			{HostPath: s.auditPolicyPath(), ContainerPath: "/etc/kubernetes/audit/policy.yaml", Readonly: true},
 			{HostPath: s.AuditDir(), ContainerPath: "/var/log/kubernetes/audit"},
 		},
-		KubeadmConfigPatches: []string{"kind: ClusterConfiguration\n" + apiVersionLine + auditPatch},
+		KubeadmConfigPatches: []string{"kind: ClusterConfiguration\n" + apiVersionLine + auditPatch + dnsPatch(s.DNSImageTag)},
 	}
 	cfg := &v1alpha4.Cluster{
 		TypeMeta:   v1alpha4.TypeMeta{Kind: "Cluster", APIVersion: "kind.x-k8s.io/v1alpha4"},
@@ -177,6 +181,15 @@ func mirrorHostsTOML(mirror string) string {
 [host."http://` + mirror + `"]
   capabilities = ["pull", "resolve"]
 `
+}
+
+// dnsPatch tells kubeadm (ClusterConfiguration) which CoreDNS image tag to
+// deploy; "" leaves kubeadm's own.
+func dnsPatch(tag string) string {
+	if tag == "" {
+		return ""
+	}
+	return "dns:\n  imageTag: \"" + tag + "\"\n"
 }
 
 // auditPatch turns on the API server's audit log (kubeadm ClusterConfiguration).

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
+	"sigs.k8s.io/yaml"
 )
 
 func TestKindConfig(t *testing.T) {
@@ -122,5 +123,32 @@ func TestSpecValidateExplains(t *testing.T) {
 				t.Errorf("Validate() = %v, want an error containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// A 1.15 node image holds CoreDNS 1.6.2, not the 1.3.1 its kubeadm lists:
+// the control plane's kubeadm configuration names the tag it holds, in the
+// same ClusterConfiguration as the audit settings.
+func TestKindConfigNamesTheCoreDNSTheNodeHolds(t *testing.T) {
+	for _, tag := range []string{"", "1.6.2"} {
+		spec := Spec{Name: "book", NodeImage: "etcdproof/kind-node:v1.15.12", KubeRouterImage: "k", DNSImageTag: tag, Dir: t.TempDir()}
+		cfg, err := spec.KindConfig()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var clusterConfig struct {
+			Kind       string `json:"kind"`
+			APIVersion string `json:"apiVersion"`
+			DNS        struct {
+				ImageTag string `json:"imageTag"`
+			} `json:"dns"`
+			APIServer map[string]any `json:"apiServer"`
+		}
+		if err := yaml.UnmarshalStrict([]byte(cfg.Nodes[0].KubeadmConfigPatches[0]), &clusterConfig, yaml.DisallowUnknownFields); err != nil {
+			t.Fatalf("the ClusterConfiguration patch does not parse: %v", err)
+		}
+		if clusterConfig.DNS.ImageTag != tag || clusterConfig.APIServer == nil || clusterConfig.APIVersion != "kubeadm.k8s.io/v1beta2" {
+			t.Errorf("tag %q: patch %+v", tag, clusterConfig)
+		}
 	}
 }

@@ -41,6 +41,7 @@ func (f *clusterFlags) register(fs *flag.FlagSet, nameFlag string) {
 	fs.StringVar(&f.spec.KubernetesVersion, "kubernetes-version", "", "Kubernetes release of the node image (default: its v1.X.Y tag)")
 	fs.IntVar(&f.spec.Workers, "workers", 0, "worker nodes beside the control plane (node-loss needs one per member)")
 	fs.StringVar(&f.spec.KubeRouterImage, "kube-router-image", "", "run kube-router from this image as the pod network instead of kind's (offline node images have no kindnetd)")
+	fs.StringVar(&f.spec.DNSImageTag, "dns-image-tag", "", "CoreDNS image tag kubeadm deploys, where the node image holds another CoreDNS than kubeadm's own (offline 1.15 node images: 1.6.2)")
 	fs.StringVar(&f.spec.RegistryMirror, "registry-mirror", "", "host:port of a plain-HTTP registry the nodes pull docker.io images from first (images pulled on every start need one offline)")
 	fs.StringVar(&f.spec.Dir, "cluster-dir", "", "folder for the kubeconfig and audit log (default $ETCDPROOF_CACHE/clusters/<name>)")
 }
