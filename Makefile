@@ -103,7 +103,8 @@ bundle: manifests ## Regenerate the OLM bundles (0.1.0, and 0.2.0 replacing it) 
 # proxy into their upstream images, loaded into CLUSTER, and OLM's release
 # install rendered (helm, as its release does) and applied.
 .PHONY: olm
-olm: ## Install OLM v0 into CLUSTER (K8S_VERSION): its images built from the module proxy and loaded, its release install rendered and applied.
+olm: ## Install OLM v0 into CLUSTER (K8S_VERSION; made first if missing): its images built from the module proxy and loaded, its release install rendered and applied.
+	$(MAKE) cluster
 	$(SUBSTRATE_ENV) scripts/build-olm.sh install
 
 .PHONY: olm-images
