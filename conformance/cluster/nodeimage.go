@@ -3,6 +3,7 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"sigs.k8s.io/kind/pkg/build/nodeimage"
 	kindcmd "sigs.k8s.io/kind/pkg/cmd"
@@ -24,6 +25,22 @@ type NodeImage struct {
 func BuildNodeImage(n NodeImage) error {
 	if n.ServerTarball == "" || n.BaseImage == "" || n.Image == "" {
 		return errors.New("a node image needs a server tarball, a base image and an image tag")
+	}
+	// kind's tarball builder extracts the server tarball (≈850 MB) into a
+	// folder of os.TempDir() that it never removes: point it at one of ours
+	// and remove that, or every build leaves a gigabyte behind.
+	scratch, err := os.MkdirTemp("", "etcdproof-node-image-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(scratch) }()
+	if prev, had := os.LookupEnv("TMPDIR"); had {
+		defer func() { _ = os.Setenv("TMPDIR", prev) }()
+	} else {
+		defer func() { _ = os.Unsetenv("TMPDIR") }()
+	}
+	if err := os.Setenv("TMPDIR", scratch); err != nil {
+		return err
 	}
 	if err := nodeimage.Build(
 		nodeimage.WithKubeParam(n.ServerTarball),
