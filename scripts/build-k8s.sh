@@ -34,6 +34,10 @@ write_builder() {
   local staging minor modfile moddir m target v
   minor=${version#v1.}
   read -r modfile moddir <<<"$(kubernetes_module)"
+  if [[ -f "$moddir/Godeps/Godeps.json" ]]; then
+    write_godeps_builder "$moddir"
+    return
+  fi
   staging=$(sed -n 's#^\s*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\1#p' "$modfile")
   [[ -n "$staging" ]] || die "could not read the staging modules of k8s.io/kubernetes $version"
   mkdir -p "$builder"
@@ -64,6 +68,19 @@ write_builder() {
   (cd "$builder" && GOFLAGS=-mod=mod go mod download k8s.io/kubernetes && GOFLAGS=-mod=mod go get k8s.io/kubernetes@"$version")
 }
 
+# write_godeps_builder MODULE-DIR: releases before 1.15 have no go.mod. Their
+# pins are commits in Godeps/Godeps.json, their staging modules only folders of
+# their tree: scripts/godeps2gomod turns both into the builder's go.mod, with
+# the staging modules (and k8s.io/kubernetes) replaced by a writable copy.
+write_godeps_builder() {
+  mkdir -p "$builder"
+  rm -rf "$builder/kubernetes-src"
+  (cd "$ETCDPROOF_ROOT" && go build -o "$builder/godeps2gomod" ./scripts/godeps2gomod)
+  "$builder/godeps2gomod" -godeps "$1/Godeps/Godeps.json" -version "$version" -moddir "$1" -builder "$builder"
+  printf 'package builder\n' >"$builder/builder.go"
+  (cd "$builder" && GOFLAGS=-mod=mod go list -m all >/dev/null) # writes go.sum
+}
+
 # openapi_dirs DIR PREFIX: import paths of the packages under DIR that ask for
 # OpenAPI definitions. Like upstream: a Go file with a `// +k8s:` comment tag
 # that mentions +k8s:openapi-gen (=true on the package or =false on a type).
@@ -76,27 +93,33 @@ openapi_dirs() {
 # generate_openapi: what kubernetes' build/root/Makefile.generated_files does
 # for its KUBE target, with openapi-gen from the kube-openapi kubernetes pins.
 generate_openapi() {
-  local src="$builder/kubernetes-src" gen="$builder/openapi-gen" tmp dirs=() m mdir staging
+  local src="$builder/kubernetes-src" gen="$builder/openapi-gen" tmp dirs=() m mdir staging staging_dirs report=()
   tmp=$(mktemp -d)
   (cd "$builder" && GOFLAGS=-mod=mod go build -o "$gen" k8s.io/kube-openapi/cmd/openapi-gen)
   mapfile -t dirs < <(openapi_dirs "$src" k8s.io/kubernetes | grep -v '^k8s.io/kubernetes/\(staging\|vendor\|test\)/')
   # The staging modules, but code-generator and sample-apiserver (as upstream).
   staging=$(sed -n "s#^replace \(k8s.io/[a-z0-9-]*\) => \1 v0\.${version#v1.}\$#\1#p" "$builder/go.mod" |
-    grep -vx 'k8s.io/code-generator\|k8s.io/sample-apiserver')
-  # shellcheck disable=SC2086 # one argument per module
+    grep -vx 'k8s.io/code-generator\|k8s.io/sample-apiserver' || true)
+  # Before 1.15 the staging modules are folders of kubernetes-src.
+  staging_dirs=$(sed -n 's#^\s*\(k8s.io/[a-z0-9-]*\) => \./\(kubernetes-src/staging/\S*\)$#\1 '"$builder"'/\2#p' "$builder/go.mod")
+  if [[ -n "$staging" ]]; then
+    # shellcheck disable=SC2086 # one argument per module
+    staging_dirs+=$'\n'$(cd "$builder" && GOFLAGS=-mod=mod go mod download -json $staging |
+      jq -r 'select(.Dir) | "\(.Path) \(.Dir)"')
+  fi
   while read -r m mdir; do
-    mapfile -t -O "${#dirs[@]}" dirs < <(openapi_dirs "$mdir" "$m")
-  done < <(cd "$builder" && GOFLAGS=-mod=mod go mod download -json $staging |
-    jq -r 'select(.Dir) | "\(.Path) \(.Dir)"')
+    if [[ -n "$m" ]]; then mapfile -t -O "${#dirs[@]}" dirs < <(openapi_dirs "$mdir" "$m"); fi
+  done <<<"$staging_dirs"
   ((${#dirs[@]} > 50)) || die "found only ${#dirs[@]} +k8s:openapi-gen packages: ${dirs[*]}"
   log "openapi-gen over ${#dirs[@]} packages: ${dirs[*]}"
   # The API-rule violation report only matters to upstream reviews: keep it beside the log.
   # gotypesalias=0: this gengo predates types.Alias; without it, it warns
   # "unsupported type" on meta/v1beta1's aliases of meta/v1 (Table, TableRow...).
+  # The openapi-gen of 1.11 has no report.
+  if [[ "$("$gen" --help 2>&1 || true)" == *--report-filename* ]]; then report=(-r "$builder/openapi-violations.report"); fi
   (cd "$builder" && GOFLAGS=-mod=mod GODEBUG=gotypesalias=0 "$gen" --logtostderr \
     -i "$(IFS=,; echo "${dirs[*]}")" -p "k8s.io/kubernetes/$OPENAPI_PKG" -O zz_generated.openapi \
-    -h "$src/hack/boilerplate/boilerplate.generatego.txt" -r "$builder/openapi-violations.report" \
-    -o "$tmp")
+    -h "$src/hack/boilerplate/boilerplate.generatego.txt" "${report[@]}" -o "$tmp")
   cp "$tmp/k8s.io/kubernetes/$OPENAPI_PKG/zz_generated.openapi.go" "$src/$OPENAPI_PKG/"
   rm -rf "$tmp"
 }
