@@ -21,7 +21,7 @@ help: ## Show this help.
 
 .PHONY: fmt
 fmt: ## Run gofmt on every Go file.
-	gofmt -w operator conformance scripts
+	gofmt -w operator conformance scripts examples
 
 .PHONY: vet
 vet: ## Run go vet.
@@ -56,7 +56,7 @@ SHELL_SCRIPTS = $(shell git ls-files 'scripts/*.sh' 'scripts/**/*.sh' .ci/run)
 
 .PHONY: lint
 lint: ## gofmt, a tidy go.mod, go vet, shellcheck and actionlint.
-	@out="$$(gofmt -l operator conformance scripts)"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out="$$(gofmt -l operator conformance scripts examples)"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy"; $(GO) mod tidy -diff; exit 1; }
 	$(GO) vet ./...
 	scripts/ensure-tool.sh shellcheck >/dev/null
@@ -67,6 +67,14 @@ lint: ## gofmt, a tidy go.mod, go vet, shellcheck and actionlint.
 
 GENERATED_PATHS := operator/api manifests/crd manifests/crd-v1beta1 manifests/rbac/role.yaml manifests/cluster-wide/cluster_role.yaml \
 	operator/internal/crdinstall/crds manifests/olm/bundle manifests/olm/catalog
+# The Operator Framework walk-through (examples/memcached-operator): a small
+# controller-runtime operator with its own API, RBAC and OLM bundles.
+MEMCACHED_EXAMPLE := examples/memcached-operator
+GENERATED_PATHS += $(MEMCACHED_EXAMPLE)/api/v1alpha1/zz_generated.deepcopy.go $(MEMCACHED_EXAMPLE)/config/crd/bases \
+	$(MEMCACHED_EXAMPLE)/config/rbac/role.yaml $(MEMCACHED_EXAMPLE)/bundle $(MEMCACHED_EXAMPLE)/catalog
+MEMCACHED_BUNDLE = $(GO) run ./operator/hack/bundle -package etcdproof-memcached-operator \
+	-csv-base $(MEMCACHED_EXAMPLE)/config/manifests/bases/memcached-operator.clusterserviceversion.yaml \
+	-install $(MEMCACHED_EXAMPLE)/config/default -samples $(MEMCACHED_EXAMPLE)/config/samples -out $(MEMCACHED_EXAMPLE)/bundle
 
 # The API's resources (crdinstall.Resources).
 CRD_RESOURCES := etcdclusters etcdbackups etcdrestores
@@ -84,10 +92,13 @@ manifests: ## Regenerate the CRDs (v1, the derived v1beta1, the operator's embed
 	  cp manifests/crd-v1beta1/etcd.database.coreos.com_$$r.yaml operator/internal/crdinstall/crds/v1beta1/$$r.yaml; \
 	done
 	$(GO) run ./operator/hack/clusterrole < manifests/rbac/role.yaml > manifests/cluster-wide/cluster_role.yaml
+	$(CONTROLLER_GEN) crd paths=./$(MEMCACHED_EXAMPLE)/api/... output:crd:artifacts:config=$(MEMCACHED_EXAMPLE)/config/crd/bases
+	$(CONTROLLER_GEN) rbac:roleName=memcached-operator paths=./$(MEMCACHED_EXAMPLE)/internal/controller/... output:rbac:artifacts:config=$(MEMCACHED_EXAMPLE)/config/rbac
 
 .PHONY: generate
 generate: ## Regenerate deepcopy functions of the API types.
 	$(CONTROLLER_GEN) object paths=./operator/api/...
+	$(CONTROLLER_GEN) object paths=./$(MEMCACHED_EXAMPLE)/api/...
 
 # The OLM bundles of the reference operator and their file-based catalog
 # (manifests/olm), generated from manifests/ after it is regenerated. Keep the
@@ -97,6 +108,10 @@ bundle: manifests ## Regenerate the OLM bundles (0.1.0, and 0.2.0 replacing it) 
 	$(GO) run ./operator/hack/bundle -version 0.1.0 -image etcdproof/etcd-operator:dev
 	$(GO) run ./operator/hack/bundle -version 0.2.0 -image etcdproof/etcd-operator:next -replaces 0.1.0
 	$(GO) run ./operator/hack/bundle -catalog manifests/olm/catalog
+	# The Memcached example's (keep in step with memcachedReleases in operator/hack/bundle/example_test.go).
+	$(MEMCACHED_BUNDLE) -version 0.1.0 -image etcdproof/memcached-operator:v1
+	$(MEMCACHED_BUNDLE) -version 0.2.0 -image etcdproof/memcached-operator:v2 -replaces 0.1.0
+	$(MEMCACHED_BUNDLE) -catalog $(MEMCACHED_EXAMPLE)/catalog
 
 # Operator Lifecycle Manager v0 in the kind cluster, for the reference-olm
 # profile (manifests/olm/README.md): OLM and opm built from the Go module
@@ -106,6 +121,14 @@ bundle: manifests ## Regenerate the OLM bundles (0.1.0, and 0.2.0 replacing it) 
 olm: ## Install OLM v0 into CLUSTER (K8S_VERSION; made first if missing): its images built from the module proxy and loaded, its release install rendered and applied.
 	$(MAKE) cluster
 	$(SUBSTRATE_ENV) scripts/build-olm.sh install
+
+.PHONY: memcached-images
+memcached-images: ## Build etcdproof/memcached:<Debian version> and etcdproof/memcached-operator:v1 and :v2; load them into CLUSTER.
+	$(SUBSTRATE_ENV) scripts/build-memcached-image.sh
+	for v in v1 v2; do \
+	  CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w -X main.version=$$v" -o $(BIN)/memcached-operator/$$v/memcached-operator ./$(MEMCACHED_EXAMPLE)/cmd/memcached-operator && \
+	  $(SUBSTRATE_ENV) scripts/build-image.sh $(BIN)/memcached-operator/$$v/memcached-operator etcdproof/memcached-operator:$$v || exit 1; \
+	done
 
 .PHONY: olm-images
 olm-images: ## Build quay.io/operator-framework/olm and opm images from the module proxy (not loaded into a cluster).

@@ -14,10 +14,6 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// catalogFile is the file-based catalog of the package, below the
-// catalog directory: <catalog>/<package>/catalog.yaml, as opm lays it out.
-var catalogFile = filepath.Join(packageName, "catalog.yaml")
-
 // FBC documents (operator-registry's declcfg schemas olm.package,
 // olm.channel and olm.bundle), written here without opm.
 type (
@@ -54,17 +50,17 @@ type (
 	}
 )
 
-// writeCatalog writes the catalog of every bundle under bundlesDir to
-// catalogDir. Each bundle is carried inline (its objects as olm.bundle.object
+// writeCatalog writes the catalog of package p, every bundle under
+// bundlesDir, to catalogDir. Each bundle is carried inline (its objects as olm.bundle.object
 // properties) with no bundle image: OLM installs such a bundle from what the
 // catalog serves, so no bundle image has to be built or pushed.
-func writeCatalog(bundlesDir, catalogDir string) error {
-	docs, err := catalogDocs(bundlesDir)
+func writeCatalog(p operatorPackage, bundlesDir, catalogDir string) error {
+	docs, err := catalogDocs(p, bundlesDir)
 	if err != nil {
 		return err
 	}
 	var out bytes.Buffer
-	out.WriteString(generatedHeader)
+	out.WriteString(p.header)
 	for i, d := range docs {
 		body, err := yaml.Marshal(d)
 		if err != nil {
@@ -78,7 +74,7 @@ func writeCatalog(bundlesDir, catalogDir string) error {
 		}
 		out.Write(body)
 	}
-	path := filepath.Join(catalogDir, catalogFile)
+	path := filepath.Join(catalogDir, p.catalogFile())
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -87,7 +83,7 @@ func writeCatalog(bundlesDir, catalogDir string) error {
 
 // catalogDocs are the package, its channels (each an upgrade chain along
 // the CSVs' spec.replaces) and its bundles, oldest first.
-func catalogDocs(bundlesDir string) ([]any, error) {
+func catalogDocs(p operatorPackage, bundlesDir string) ([]any, error) {
 	entries, err := os.ReadDir(bundlesDir)
 	if err != nil {
 		return nil, err
@@ -101,8 +97,8 @@ func catalogDocs(bundlesDir string) ([]any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("bundle %s: %w", e.Name(), err)
 		}
-		if b.Package != packageName {
-			return nil, fmt.Errorf("bundle %s is of package %q, not %q", e.Name(), b.Package, packageName)
+		if b.Package != p.name {
+			return nil, fmt.Errorf("bundle %s is of package %q, not %q", e.Name(), b.Package, p.name)
 		}
 		bundles = append(bundles, b)
 	}
@@ -111,14 +107,13 @@ func catalogDocs(bundlesDir string) ([]any, error) {
 	}
 	slices.SortFunc(bundles, func(a, b *manifests.Bundle) int { return a.CSV.Spec.Version.Compare(b.CSV.Spec.Version.Version) })
 
-	docs := []any{fbcPackage{Schema: "olm.package", Name: packageName, DefaultChannel: bundles[0].DefaultChannel,
-		Description: "The reference etcd operator of etcdproof, a drop-in for coreos etcd-operator v0.9.4."}}
+	docs := []any{fbcPackage{Schema: "olm.package", Name: p.name, DefaultChannel: bundles[0].DefaultChannel, Description: p.description}}
 	channels := map[string]*fbcChannel{}
 	var names []string
 	for _, b := range bundles {
 		for _, ch := range b.Channels {
 			if channels[ch] == nil {
-				channels[ch] = &fbcChannel{Schema: "olm.channel", Package: packageName, Name: ch}
+				channels[ch] = &fbcChannel{Schema: "olm.channel", Package: p.name, Name: ch}
 				names = append(names, ch)
 			}
 			channels[ch].Entries = append(channels[ch].Entries, fbcEntry{Name: b.CSV.Name, Replaces: b.CSV.Spec.Replaces})
@@ -129,7 +124,7 @@ func catalogDocs(bundlesDir string) ([]any, error) {
 		docs = append(docs, *channels[n])
 	}
 	for _, b := range bundles {
-		fb, err := catalogBundle(b)
+		fb, err := catalogBundle(p, b)
 		if err != nil {
 			return nil, err
 		}
@@ -140,10 +135,10 @@ func catalogDocs(bundlesDir string) ([]any, error) {
 
 // catalogBundle is b as an olm.bundle: its package and version, the APIs it
 // provides (what OLM resolves on), and every object of the bundle.
-func catalogBundle(b *manifests.Bundle) (fbcBundle, error) {
-	fb := fbcBundle{Schema: "olm.bundle", Name: b.CSV.Name, Package: packageName}
+func catalogBundle(p operatorPackage, b *manifests.Bundle) (fbcBundle, error) {
+	fb := fbcBundle{Schema: "olm.bundle", Name: b.CSV.Name, Package: p.name}
 	fb.Properties = append(fb.Properties, fbcProperty{Type: "olm.package",
-		Value: map[string]string{"packageName": packageName, "version": b.CSV.Spec.Version.String()}})
+		Value: map[string]string{"packageName": p.name, "version": b.CSV.Spec.Version.String()}})
 	for _, o := range b.CSV.Spec.CustomResourceDefinitions.Owned {
 		_, group, _ := strings.Cut(o.Name, ".")
 		fb.Properties = append(fb.Properties, fbcProperty{Type: "olm.gvk",

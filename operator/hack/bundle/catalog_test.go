@@ -50,13 +50,13 @@ func readCatalog(t *testing.T, path string) []catalogDoc {
 // and every bundle inline, object for object as in the bundle directory.
 func TestCatalogCarriesTheBundlesAndTheirUpgradeChain(t *testing.T) {
 	dir := generateAll(t)
-	docs := readCatalog(t, filepath.Join(dir, "catalog", catalogFile))
+	docs := readCatalog(t, filepath.Join(dir, "catalog", etcdOperator.catalogFile()))
 	bySchema := map[string][]catalogDoc{}
 	for _, d := range docs {
 		bySchema[d.Schema] = append(bySchema[d.Schema], d)
 	}
-	if p := bySchema["olm.package"]; len(p) != 1 || p[0].Name != packageName || p[0].DefaultChannel != channel {
-		t.Errorf("olm.package documents %+v, want one %s with default channel %s", p, packageName, channel)
+	if p := bySchema["olm.package"]; len(p) != 1 || p[0].Name != etcdOperator.name || p[0].DefaultChannel != channel {
+		t.Errorf("olm.package documents %+v, want one %s with default channel %s", p, etcdOperator.name, channel)
 	}
 	var wantEntries []fbcEntry
 	for i, r := range releases {
@@ -75,8 +75,8 @@ func TestCatalogCarriesTheBundlesAndTheirUpgradeChain(t *testing.T) {
 	}
 	for i, r := range releases {
 		fb := bundles[i]
-		if fb.Name != "etcd-operator.v"+r.version || fb.Package != packageName {
-			t.Errorf("bundle %d is %s of %s, want etcd-operator.v%s of %s", i, fb.Name, fb.Package, r.version, packageName)
+		if fb.Name != "etcd-operator.v"+r.version || fb.Package != etcdOperator.name {
+			t.Errorf("bundle %d is %s of %s, want etcd-operator.v%s of %s", i, fb.Name, fb.Package, r.version, etcdOperator.name)
 		}
 		var inline []map[string]any
 		var version string

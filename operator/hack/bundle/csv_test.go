@@ -73,7 +73,7 @@ func TestReleasesRunTheirImageAndReplaceThePreviousOne(t *testing.T) {
 				t.Errorf("%s: container %s runs %s, want %s", r.version, c.Name, c.Image, r.image)
 			}
 		}
-		if want := []v1alpha1.RelatedImage{{Name: operatorContainer, Image: r.image}}; !reflect.DeepEqual(csv.Spec.RelatedImages, want) {
+		if want := []v1alpha1.RelatedImage{{Name: etcdOperator.container(), Image: r.image}}; !reflect.DeepEqual(csv.Spec.RelatedImages, want) {
 			t.Errorf("%s: relatedImages %v, want %v", r.version, csv.Spec.RelatedImages, want)
 		}
 		want := ""
@@ -150,11 +150,11 @@ func TestBundleSpecFlags(t *testing.T) {
 		{"0.2.0", "img", "0.3.0"},
 		{"0.2.0", "img", "etcd-operator.v0.1.0"},
 	} {
-		if _, err := parseBundleSpec(c.version, c.image, c.replaces); err == nil {
+		if _, err := parseBundleSpec(etcdOperator, c.version, c.image, c.replaces); err == nil {
 			t.Errorf("parseBundleSpec(%q, %q, %q) accepted", c.version, c.image, c.replaces)
 		}
 	}
-	b, err := parseBundleSpec("0.2.0", "img", "0.1.0")
+	b, err := parseBundleSpec(etcdOperator, "0.2.0", "img", "0.1.0")
 	if err != nil || b.replaces != "etcd-operator.v0.1.0" {
 		t.Errorf("parseBundleSpec: %+v, %v", b, err)
 	}

@@ -27,17 +27,17 @@ func generateAll(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, r := range releases {
-		b, err := parseBundleSpec(r.version, r.image, r.replaces)
+		b, err := parseBundleSpec(etcdOperator, r.version, r.image, r.replaces)
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = generate(filepath.Join(repoRoot, "manifests/base"), filepath.Join(repoRoot, "manifests/samples"), b,
+		err = generate(etcdOperator, filepath.Join(repoRoot, "manifests/base"), filepath.Join(repoRoot, "manifests/samples"), b,
 			filepath.Join(dir, "bundle", r.version))
 		if err != nil {
 			t.Fatalf("generating %s: %v", r.version, err)
 		}
 	}
-	if err := writeCatalog(filepath.Join(dir, "bundle"), filepath.Join(dir, "catalog")); err != nil {
+	if err := writeCatalog(etcdOperator, filepath.Join(dir, "bundle"), filepath.Join(dir, "catalog")); err != nil {
 		t.Fatalf("generating the catalog: %v", err)
 	}
 	return dir

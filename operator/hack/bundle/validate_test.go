@@ -31,7 +31,7 @@ func TestBundlesPassOLMValidation(t *testing.T) {
 // package's own check; proves the tests above can fail.
 func TestValidationCatchesACSVMissingAnOwnedCRD(t *testing.T) {
 	dir := filepath.Join(generateAll(t), "bundle", releases[0].version)
-	path := filepath.Join(dir, manifestsDir, csvFile)
+	path := filepath.Join(dir, manifestsDir, etcdOperator.csvFile())
 	b := loadBundle(t, dir)
 	csv := b.CSV.DeepCopy()
 	csv.Spec.CustomResourceDefinitions.Owned = csv.Spec.CustomResourceDefinitions.Owned[1:]
