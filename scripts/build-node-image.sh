@@ -84,7 +84,11 @@ component_images() {
   # kube-proxy and kube-router program iptables/ipset: give them the node's userland.
   binary_image "$(ref_for kube-proxy)" "$base_image" /usr/local/bin/kube-proxy "$k8s_bin/kube-proxy"
   binary_image "$KUBE_ROUTER_IMAGE" "$base_image" /usr/local/bin/kube-router "$router_dir/kube-router"
-  binary_image "$etcd_ref" "$BUSYBOX_IMAGE" /usr/local/bin/etcd "$etcd_dir/etcd" "$etcd_dir/etcdctl"
+  if [[ -n "$NODE_ETCDCTL_UNBRACKET_IPV4" ]]; then
+    etcd_image_with_unbracketing_etcdctl
+  else
+    binary_image "$etcd_ref" "$BUSYBOX_IMAGE" /usr/local/bin/etcd "$etcd_dir/etcd" "$etcd_dir/etcdctl"
+  fi
   binary_image "$coredns_ref" "$BUSYBOX_IMAGE" /usr/local/bin/coredns "$coredns_dir/coredns"
   for ref in "${unused_dns_refs[@]}"; do docker tag "$coredns_ref" "$ref"; done
   binary_image "$lpp_ref" "$BUSYBOX_IMAGE" "" "$lpp_dir/local-path-provisioner"
@@ -99,6 +103,27 @@ component_images() {
   # kindnetd is not obtainable from the module proxy, so this name holds pause.
   # Offline clusters run kube-router instead (networking.disableDefaultCNI).
   docker tag "${pause_refs[0]}" "$kindnetd_ref"
+}
+
+# etcd_image_with_unbracketing_etcdctl: the node's etcd image, its etcdctl a
+# busybox sh shim that turns https://[127.0.0.1]:2379 (kubeadm 1.15's liveness
+# probe) into https://127.0.0.1:2379 for the real etcdctl, which refuses the
+# brackets (see versions.sh NODE_ETCDCTL_UNBRACKET_IPV4).
+etcd_image_with_unbracketing_etcdctl() {
+  local dir
+  dir=$(mktemp -d)
+  cp "$etcd_dir/etcd" "$dir/etcd"
+  cp "$etcd_dir/etcdctl" "$dir/etcdctl-$etcd_version"
+  cat >"$dir/etcdctl" <<SHIM
+#!/bin/sh
+# etcd $etcd_version stands in for the etcd kubeadm $version deploys; its etcdctl
+# refuses an IPv4 endpoint in brackets, which kubeadm's liveness probe names.
+for a; do shift; set -- "\$@" "\$(echo "\$a" | sed 's#\[\([0-9.]*\)\]#\1#g')"; done
+exec /usr/local/bin/etcdctl-$etcd_version "\$@"
+SHIM
+  chmod 0755 "$dir/etcdctl"
+  binary_image "$etcd_ref" "$BUSYBOX_IMAGE" /usr/local/bin/etcd "$dir/etcd" "$dir/etcdctl-$etcd_version" "$dir/etcdctl"
+  rm -rf "$dir"
 }
 
 server_tarball() {

@@ -119,7 +119,14 @@ node_pins() {
       # predates Go modules and its dependencies are not all served: its nodes
       # hold coredns 1.6.2 under its own name, and the cluster's kubeadm
       # configuration asks for that tag (etcdproof cluster --dns-image-tag).
-      if [[ $1 == v1.15.* ]]; then KUBEADM_DNS_IMAGE_TAG=1.6.2; fi
+      # kubeadm 1.15's etcd liveness probe names https://[127.0.0.1]:2379,
+      # which etcdctl 3.3 read and 3.4+ refuses ("too many colons in
+      # address"): the kubelet would kill the control plane's etcd every 95 s.
+      # Its node's etcdctl drops the brackets of an IPv4 endpoint first.
+      if [[ $1 == v1.15.* ]]; then
+        KUBEADM_DNS_IMAGE_TAG=1.6.2
+        NODE_ETCDCTL_UNBRACKET_IPV4=1
+      fi
       # etcd 3.3 predates Go modules (imports github.com/coreos/etcd, unpinned
       # dependencies); the etcd image kubeadm names 3.3.15-0 holds this build.
       # etcd 3.4 serves the same v3 API to a 1.16 API server.
@@ -137,4 +144,7 @@ node_pins() {
 NODE_ETCD_VERSION=
 # CoreDNS image tag kubeadm is told to deploy when its own choice cannot be built ("" = kubeadm's).
 KUBEADM_DNS_IMAGE_TAG=
+# 1: the node's etcd image runs etcdctl behind a shim that drops the brackets
+# of IPv4 endpoints ("" = etcdctl as built).
+NODE_ETCDCTL_UNBRACKET_IPV4=
 if [[ -n "${ETCDPROOF_NODE_K8S:-}" ]]; then node_pins "$ETCDPROOF_NODE_K8S"; fi
