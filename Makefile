@@ -71,7 +71,7 @@ GENERATED_PATHS := operator/api manifests/crd manifests/crd-v1beta1 manifests/rb
 # controller-runtime operator with its own API, RBAC and OLM bundles.
 MEMCACHED_EXAMPLE := examples/memcached-operator
 GENERATED_PATHS += $(MEMCACHED_EXAMPLE)/api/v1alpha1/zz_generated.deepcopy.go $(MEMCACHED_EXAMPLE)/config/crd/bases \
-	$(MEMCACHED_EXAMPLE)/config/rbac/role.yaml $(MEMCACHED_EXAMPLE)/bundle $(MEMCACHED_EXAMPLE)/catalog
+	$(MEMCACHED_EXAMPLE)/config/rbac/role.yaml $(MEMCACHED_EXAMPLE)/bundle
 MEMCACHED_BUNDLE = $(GO) run ./operator/hack/bundle -package etcdproof-memcached-operator \
 	-csv-base $(MEMCACHED_EXAMPLE)/config/manifests/bases/memcached-operator.clusterserviceversion.yaml \
 	-install $(MEMCACHED_EXAMPLE)/config/default -samples $(MEMCACHED_EXAMPLE)/config/samples -out $(MEMCACHED_EXAMPLE)/bundle
@@ -111,7 +111,7 @@ bundle: manifests ## Regenerate the OLM bundles (0.1.0, and 0.2.0 replacing it) 
 	# The Memcached example's (keep in step with memcachedReleases in operator/hack/bundle/example_test.go).
 	$(MEMCACHED_BUNDLE) -version 0.1.0 -image etcdproof/memcached-operator:v1
 	$(MEMCACHED_BUNDLE) -version 0.2.0 -image etcdproof/memcached-operator:v2 -replaces 0.1.0
-	$(MEMCACHED_BUNDLE) -catalog $(MEMCACHED_EXAMPLE)/catalog
+	$(MEMCACHED_BUNDLE) -catalog manifests/olm/catalog
 
 # Operator Lifecycle Manager v0 in the kind cluster, for the reference-olm
 # profile (manifests/olm/README.md): OLM and opm built from the Go module
@@ -129,6 +129,16 @@ memcached-images: ## Build etcdproof/memcached:<Debian version> and etcdproof/me
 	  CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w -X main.version=$$v" -o $(BIN)/memcached-operator/$$v/memcached-operator ./$(MEMCACHED_EXAMPLE)/cmd/memcached-operator && \
 	  $(SUBSTRATE_ENV) scripts/build-image.sh $(BIN)/memcached-operator/$$v/memcached-operator etcdproof/memcached-operator:$$v || exit 1; \
 	done
+
+# The walk-through's end-to-end test: the Memcached operator installed
+# through OLM at 0.1.0, a Memcached of 2, the upgrade to 0.2.0 approved; its
+# memcached pods must neither restart nor be replaced.
+.PHONY: e2e-memcached
+e2e-memcached: ## Install the Memcached example through OLM and upgrade it (make olm first); no memcached pod may restart.
+	$(MAKE) memcached-images
+	ETCDPROOF_E2E_KUBECONFIG="$$($(SUBSTRATE_ENV) scripts/cluster-env.sh KUBECONFIG)" \
+	  ETCDPROOF_E2E_CONTEXT="$$($(SUBSTRATE_ENV) scripts/cluster-env.sh KUBE_CONTEXT)" \
+	  $(GO) test -count=1 -v -timeout 20m ./$(MEMCACHED_EXAMPLE)/test/e2e/
 
 .PHONY: olm-images
 olm-images: ## Build quay.io/operator-framework/olm and opm images from the module proxy (not loaded into a cluster).

@@ -13,9 +13,9 @@ import (
 // `make bundle` fails here, as `make verify-generated` does for the rest.
 func TestCommittedOLMManifestsAreFresh(t *testing.T) {
 	fresh := generateAll(t)
-	for _, sub := range []string{"bundle", "catalog"} {
-		sameFiles(t, filepath.Join(fresh, sub), filepath.Join("manifests/olm", sub))
-	}
+	sameFiles(t, filepath.Join(fresh, "bundle"), "manifests/olm/bundle")
+	// The catalog folder holds one folder per package: the example's too.
+	sameFiles(t, filepath.Join(fresh, "catalog", etcdOperator.name), filepath.Join("manifests/olm/catalog", etcdOperator.name))
 }
 
 // sameFiles fails t unless the committed folder (relative to the repository)
