@@ -16,19 +16,12 @@ import (
 	"github.com/go-logr/logr/funcr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
 	"github.com/etcdproof/etcdproof/operator/internal/desired"
-	"github.com/etcdproof/etcdproof/operator/internal/kubecompat"
 )
 
 // coreosBackupRestore holds coreos' backup and restore operators' Deployments
@@ -93,39 +86,13 @@ func TestCoreosCompanionDeploymentsRun(t *testing.T) {
 // writing their status with no request that Role refuses (it grants
 // etcdbackups, not etcdbackups/status).
 func TestServesBackupsInstalledAfterStart(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Skip("KUBEBUILDER_ASSETS is not set; run `make test`")
-	}
-	gates := kubecompat.Install()
-	env := &envtest.Environment{}
-	restCfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(etcdv1beta2.AddToScheme(scheme))
-	admin, err := client.New(restCfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	gates, restCfg, admin, asOperator := startCoreosAPIServer(t)
 	ctx := context.Background()
 	ns := coreosNamespace
-	if err := admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	apply(t, admin, ns, filepath.Join(coreosInstall, "base", "rbac.yaml"))
 	apply(t, admin, ns, filepath.Join(coreosInstall, "current", "crd.yaml"))
 	waitServed(t, restCfg)
-	asOperator := rest.CopyConfig(restCfg)
-	asOperator.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":etcd-operator"}
 	refused := &refusedRequests{}
 	asOperator.Wrap(refused.wrap)
-	t.Setenv("POD_NAMESPACE", "")
-	t.Setenv("POD_NAME", "")
-	t.Setenv(envCoreosNamespace, ns)
-	t.Setenv(envCoreosPodName, "etcd-operator-6d8f7b9c4-x2x7q")
 
 	start := func() (context.CancelFunc, chan error) {
 		o, _, err := parseFlags([]string{"--create-crd=false", "--seed-image=etcdproof/etcd-operator:dev"})

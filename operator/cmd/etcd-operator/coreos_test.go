@@ -55,38 +55,9 @@ const coreosNamespace = "etcd-operator"
 //   - the operator's CRD with the status subresource, which coreos' Role may
 //     not write: status is refused, and membership steps go on regardless.
 func TestDropInForCoreosInstall(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Skip("KUBEBUILDER_ASSETS is not set; run `make test`")
-	}
-	gates := kubecompat.Install() // before any client, as main does
-	env := &envtest.Environment{}
-	restCfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	if os.Getenv("ETCDPROOF_TEST_OPERATOR_LOG") != "" {
-		ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
-	}
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(etcdv1beta2.AddToScheme(scheme))
-	admin, err := client.New(restCfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	gates, restCfg, admin, asOperator := startCoreosAPIServer(t)
 	ctx := context.Background()
 	ns := coreosNamespace
-	if err := admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	apply(t, admin, ns, filepath.Join(coreosInstall, "base", "rbac.yaml"))
-	asOperator := rest.CopyConfig(restCfg)
-	asOperator.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":etcd-operator"}
-	t.Setenv("POD_NAMESPACE", "")
-	t.Setenv("POD_NAME", "")
-	t.Setenv(envCoreosNamespace, ns)
-	t.Setenv(envCoreosPodName, "etcd-operator-6d8f7b9c4-x2x7q")
 	kubelet := newFakeKubelet(t, admin, ns)
 
 	// current: coreos' CRD, --create-crd=false.
@@ -201,6 +172,46 @@ func TestDropInForCoreosInstall(t *testing.T) {
 		}
 	}
 	stop()
+}
+
+// startCoreosAPIServer starts a real API server with coreos' install applied
+// as far as its namespace, ServiceAccount and Role, and the environment of
+// coreos' Deployment set. admin may do anything; asOperator acts as coreos'
+// ServiceAccount, with that Role's grant only. Skips without envtest.
+func startCoreosAPIServer(t *testing.T) (gates *kubecompat.Gates, restCfg *rest.Config, admin client.Client, asOperator *rest.Config) {
+	t.Helper()
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Skip("KUBEBUILDER_ASSETS is not set; run `make test`")
+	}
+	gates = kubecompat.Install() // before any client, as main does
+	env := &envtest.Environment{}
+	restCfg, err := env.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	if os.Getenv("ETCDPROOF_TEST_OPERATOR_LOG") != "" {
+		ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
+	}
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(etcdv1beta2.AddToScheme(scheme))
+	admin, err = client.New(restCfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := coreosNamespace
+	if err := admin.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, admin, ns, filepath.Join(coreosInstall, "base", "rbac.yaml"))
+	asOperator = rest.CopyConfig(restCfg)
+	asOperator.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":etcd-operator"}
+	t.Setenv("POD_NAMESPACE", "")
+	t.Setenv("POD_NAME", "")
+	t.Setenv(envCoreosNamespace, ns)
+	t.Setenv(envCoreosPodName, "etcd-operator-6d8f7b9c4-x2x7q")
+	return gates, restCfg, admin, asOperator
 }
 
 // startAsCoreos runs the operator as coreos' Deployment does (args after

@@ -67,13 +67,7 @@ func TestMemcachedExampleBundles(t *testing.T) {
 	sameFiles(t, filepath.Join(dir, "catalog", memcachedPackage), filepath.Join("manifests/olm/catalog", memcachedPackage))
 	for i, r := range memcachedReleases {
 		b := loadBundle(t, filepath.Join(dir, "bundle", r.version))
-		errs, warns := validate(b)
-		for _, e := range errs {
-			t.Errorf("%s: %v", r.version, e)
-		}
-		for _, w := range warns {
-			t.Errorf("%s: unexpected warning: %v", r.version, w)
-		}
+		expectValid(t, r.version, b)
 		csv := b.CSV
 		wantReplaces := ""
 		if i > 0 {

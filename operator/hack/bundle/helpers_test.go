@@ -103,3 +103,16 @@ func files(t *testing.T, dir string) []string {
 	}
 	return out
 }
+
+// expectValid fails t for every error and warning OLM's validators report
+// on the bundle of version.
+func expectValid(t *testing.T, version string, b *manifests.Bundle) {
+	t.Helper()
+	errs, warns := validate(b)
+	for _, e := range errs {
+		t.Errorf("%s: %v", version, e)
+	}
+	for _, w := range warns {
+		t.Errorf("%s: unexpected warning: %v", version, w)
+	}
+}

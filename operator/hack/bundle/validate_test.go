@@ -16,14 +16,7 @@ import (
 func TestBundlesPassOLMValidation(t *testing.T) {
 	dir := generateAll(t)
 	for _, r := range releases {
-		b := loadBundle(t, filepath.Join(dir, "bundle", r.version))
-		errs, warns := validate(b)
-		for _, e := range errs {
-			t.Errorf("%s: %v", r.version, e)
-		}
-		for _, w := range warns {
-			t.Errorf("%s: unexpected warning: %v", r.version, w)
-		}
+		expectValid(t, r.version, loadBundle(t, filepath.Join(dir, "bundle", r.version)))
 	}
 }
 
