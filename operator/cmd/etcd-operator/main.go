@@ -35,6 +35,7 @@ type options struct {
 	clusterWide             bool
 	metricsAddr             string
 	probeAddr               string
+	pprofAddr               string
 	leaderElect             bool
 	leaderElectionNamespace string
 	unsafe                  plan.Options
@@ -64,6 +65,7 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 		"Manage EtcdClusters in every namespace (needs the ClusterRole from manifests/cluster-wide).")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the /metrics endpoint (0 disables it).")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints.")
+	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "", "Address of Go's /debug/pprof endpoints, for profiling the operator (empty: off).")
 	fs.BoolVar(&o.leaderElect, "leader-elect", os.Getenv(envCoreosPodName) != "",
 		"Elect a leader with a Lease so only one replica acts; off, with a log line, where Leases are not allowed (default: true when $MY_POD_NAME is set, as in coreos etcd-operator's Deployment: coreos always elected).")
 	fs.BoolVar(&o.createCRD, "create-crd", true,
@@ -164,6 +166,7 @@ func main() {
 	if _, ok := companionOf(os.Args[0]); ok {
 		os.Exit(runCompanion(ctrl.SetupSignalHandler(), os.Args[0], os.Args[1:], os.Stderr, zap.New()))
 	}
+	tuneGC()
 	// Before any client exists: client-go reads its feature gates once.
 	gates := kubecompat.Install()
 	o, zapOpts, err := parseFlags(os.Args[1:])
@@ -233,6 +236,7 @@ func run(ctx context.Context, restCfg *rest.Config, gates *kubecompat.Gates, o o
 			ExtraHandlers: map[string]http.Handler{"/readyz": healthz.CheckHandler{Checker: healthz.Ping}},
 		},
 		HealthProbeBindAddress:  o.probeAddr,
+		PprofBindAddress:        o.pprofAddr,
 		LeaderElection:          g.leaderElect,
 		LeaderElectionID:        "etcd-operator.etcd.database.coreos.com",
 		LeaderElectionNamespace: o.leaderElectionNamespace,
