@@ -30,24 +30,27 @@ type Metric struct {
 	// Samples extracts this metric's samples from one run; none when the
 	// run did not measure it (e.g. the check failed before).
 	Samples func(*report.Report) []float64
+	// Floor extracts the same figure with no operator from a run that
+	// measured the floor (report.Floor); nil for a metric with no floor.
+	Floor func(*report.Report) []float64
 }
 
 // Metrics are the timing scenarios the benchmark compares.
 var Metrics = []Metric{
-	{"time to 3 members ready", "s", Median, timing("create", "time-to-ready")},
-	{"scale 3→4", "s", Median, timing("scale", "scale-up")},
-	{"scale 4→3", "s", Median, timing("scale", "scale-down")},
-	{"MTTR after a member's pod is deleted", "s", Median, timing("replace", "mttr-leader", "mttr-non-leader")},
-	{"upgrade duration per minor hop (3 members)", "s", Median, hops("upgrade")},
-	{"longest write gap during upgrade", "s", Median, traffic("upgrade", maxOf, func(t *report.Traffic) float64 { return float64(t.LongestWriteGap) / 1000 })},
-	{"p99 latency during upgrade (worst hop)", "ms", Median, traffic("upgrade", maxOf, func(t *report.Traffic) float64 { return float64(t.LatencyP99) })},
-	{"failed client ops during upgrade", "ops", Total, traffic("upgrade", sumOf, func(t *report.Traffic) float64 { return float64(t.FailedPuts + t.FailedGets) })},
+	{"time to 3 members ready", "s", Median, timing("create", "time-to-ready"), floorTiming("time-to-ready")},
+	{"scale 3→4", "s", Median, timing("scale", "scale-up"), floorTiming("scale-up")},
+	{"scale 4→3", "s", Median, timing("scale", "scale-down"), floorTiming("scale-down")},
+	{"MTTR after a member's pod is deleted", "s", Median, timing("replace", "mttr-leader", "mttr-non-leader"), floorTiming("mttr-non-leader")},
+	{"upgrade duration per minor hop (3 members)", "s", Median, hops("upgrade"), nil},
+	{"longest write gap during upgrade", "s", Median, traffic("upgrade", maxOf, func(t *report.Traffic) float64 { return float64(t.LongestWriteGap) / 1000 }), nil},
+	{"p99 latency during upgrade (worst hop)", "ms", Median, traffic("upgrade", maxOf, func(t *report.Traffic) float64 { return float64(t.LatencyP99) }), nil},
+	{"failed client ops during upgrade", "ops", Total, traffic("upgrade", sumOf, func(t *report.Traffic) float64 { return float64(t.FailedPuts + t.FailedGets) }), nil},
 	{"operator peak RSS", "MiB", Median, func(r *report.Report) []float64 {
 		if r.Operator == nil || r.Operator.Samples == 0 {
 			return nil
 		}
 		return []float64{report.MiB(r.Operator.PeakRSSBytes)}
-	}},
+	}, nil},
 }
 
 func timing(check string, names ...string) func(*report.Report) []float64 {
@@ -64,6 +67,20 @@ func timing(check string, names ...string) func(*report.Report) []float64 {
 			}
 		}
 		return out
+	}
+}
+
+// floorTiming is a timing of the floor (report.Floor) of a run that
+// measured it.
+func floorTiming(name string) func(*report.Report) []float64 {
+	return func(r *report.Report) []float64 {
+		if r.Floor == nil {
+			return nil
+		}
+		if v, ok := r.Floor.Timings[name]; ok {
+			return []float64{float64(v) / 1000}
+		}
+		return nil
 	}
 }
 
@@ -115,24 +132,33 @@ type Cell struct {
 	Samples int
 }
 
-// Row is one metric across profiles, in profile order.
+// Row is one metric across profiles, in profile order, and its floor.
 type Row struct {
 	Metric Metric
 	Cells  []Cell
+	// Floor aggregates the floor of every run that measured it; NaN when
+	// none did or the metric has none.
+	Floor Cell
 }
 
-// Summarize aggregates every metric for each profile's runs.
+// Summarize aggregates every metric for each profile's runs, and its
+// floor over all runs.
 func Summarize(profiles []string, runs map[string][]*report.Report) []Row {
 	rows := make([]Row, 0, len(Metrics))
 	for _, m := range Metrics {
 		row := Row{Metric: m}
+		var floor []float64
 		for _, p := range profiles {
 			var samples []float64
 			for _, r := range runs[p] {
 				samples = append(samples, m.Samples(r)...)
+				if m.Floor != nil {
+					floor = append(floor, m.Floor(r)...)
+				}
 			}
 			row.Cells = append(row.Cells, aggregate(m.Agg, samples))
 		}
+		row.Floor = aggregate(m.Agg, floor)
 		rows = append(rows, row)
 	}
 	return rows
@@ -157,23 +183,24 @@ func aggregate(agg Aggregation, s []float64) Cell {
 	return Cell{Value: (s[mid-1] + s[mid]) / 2, Samples: len(s)}
 }
 
-// Markdown renders the rows; each profile after the first gets a column
-// saying how the first compares with it ("3.1× faster" means the first
-// profile took a third of the time).
+// Markdown renders the rows: the floor first, each profile's figure with
+// its ratio to the floor ("1.4× floor"), and for each profile after the
+// first a column saying how the first compares with it ("3.1× faster"
+// means the first profile took a third of the time).
 func Markdown(profiles []string, runsPerProfile map[string]int, rows []Row) string {
 	var b strings.Builder
-	b.WriteString("| metric |")
+	b.WriteString("| metric | floor (no operator) |")
 	for _, p := range profiles {
 		fmt.Fprintf(&b, " %s (%d runs) |", p, runsPerProfile[p])
 	}
 	for _, p := range profiles[1:] {
 		fmt.Fprintf(&b, " %s vs %s |", profiles[0], p)
 	}
-	b.WriteString("\n|---|" + strings.Repeat("---|", 2*len(profiles)-1) + "\n")
+	b.WriteString("\n|---|" + strings.Repeat("---|", 2*len(profiles)) + "\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s (%s, %s) |", r.Metric.Name, r.Metric.Unit, r.Metric.Agg)
+		fmt.Fprintf(&b, "| %s (%s, %s) | %s |", r.Metric.Name, r.Metric.Unit, r.Metric.Agg, floorCell(r))
 		for _, c := range r.Cells {
-			fmt.Fprintf(&b, " %s |", format(r.Metric, c))
+			fmt.Fprintf(&b, " %s%s |", format(r.Metric, c), toFloor(r.Floor, c))
 		}
 		for _, c := range r.Cells[1:] {
 			fmt.Fprintf(&b, " %s |", compare(r.Metric, r.Cells[0], c))
@@ -181,6 +208,25 @@ func Markdown(profiles []string, runsPerProfile map[string]int, rows []Row) stri
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// floorCell is the floor's figure, or why there is none.
+func floorCell(r Row) string {
+	switch {
+	case r.Metric.Floor == nil:
+		return "-"
+	case math.IsNaN(r.Floor.Value):
+		return "not measured"
+	}
+	return format(r.Metric, r.Floor)
+}
+
+// toFloor is " (1.4× floor)": c as a multiple of floor, when both exist.
+func toFloor(floor, c Cell) string {
+	if math.IsNaN(floor.Value) || math.IsNaN(c.Value) || floor.Value == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%.1f× floor)", c.Value/floor.Value)
 }
 
 func format(m Metric, c Cell) string {

@@ -219,11 +219,15 @@ func (c *EtcdCluster) Gone(ctx context.Context) (bool, error) {
 
 // Claims reads the status fields the profile names.
 func (c *EtcdCluster) Claims(ctx context.Context) (Claims, error) {
+	st := c.env.Profile.Cluster.Status
+	if st == (profile.StatusPaths{}) {
+		// Nothing to read, and maybe no CR to read it from (a floor cluster).
+		return Claims{}, nil
+	}
 	obj, err := c.Get(ctx)
 	if err != nil {
 		return Claims{}, err
 	}
-	st := c.env.Profile.Cluster.Status
 	var cl Claims
 	if st.Phase != "" {
 		cl.Phase, _, _ = unstructured.NestedString(obj.Object, strings.Split(st.Phase, ".")...)

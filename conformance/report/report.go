@@ -41,6 +41,9 @@ type Report struct {
 	// Operator is absent when the profile names no operator Deployment.
 	Operator *OperatorUsage `json:"operator,omitempty"`
 	Checks   []*Check       `json:"checks"`
+	// Floor is what the same member pods took with no operator (etcdproof
+	// run --floor): timings named like the checks', nothing judged.
+	Floor *Check `json:"floor,omitempty"`
 }
 
 // OperatorUsage is the operator's memory, sampled from install to uninstall

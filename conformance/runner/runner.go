@@ -62,6 +62,9 @@ type Options struct {
 	// or uses the one Framework points at.
 	Cluster     ClusterMode
 	ClusterSpec cluster.Spec
+	// Floor also measures the floor (specs.FloorSpec) into report.json's
+	// floor, whatever LabelFilter selects.
+	Floor bool
 }
 
 // testingT stands in for the *testing.T RunSpecs wants, since the suite runs
@@ -104,13 +107,16 @@ func Run(ctx context.Context, o Options) int {
 		return couldNot(err)
 	}
 	suite := &specs.Suite{Env: env, Report: report.NewRecorder()}
-	specs.Register(cfg, func() *specs.Suite { return suite })
+	specs.Register(cfg, func() *specs.Suite { return suite }, o.Floor)
 	gomega.RegisterFailHandler(ginkgo.Fail)
 	lines := checkLines{w: os.Stdout, rec: suite.Report, cfg: cfg, filter: o.LabelFilter, setupFailed: func() bool { return suite.SetupFailed }}
 	ginkgo.ReportAfterEach(lines.specEnded)
 
 	suiteCfg, repCfg := ginkgo.GinkgoConfiguration()
 	suiteCfg.LabelFilter = o.LabelFilter
+	if o.Floor && o.LabelFilter != "" {
+		suiteCfg.LabelFilter = "(" + o.LabelFilter + ") || " + specs.FloorCheck
+	}
 	suiteCfg.Timeout = o.Timeout
 	repCfg.Verbose = true
 	started := time.Now()
@@ -151,6 +157,9 @@ func buildReport(ctx context.Context, o Options, env *framework.Env, s *specs.Su
 	if ctx.Err() != nil && len(rep.SuiteFailures) == 0 {
 		rep.SuiteFailures = append(rep.SuiteFailures, "interrupted before the end of the run")
 		rep.Judge()
+	}
+	if o.Floor {
+		rep.Floor = floorOf(s.Report, s.GinkgoReport)
 	}
 	s.StopMemorySampler()
 	if m := s.Memory; m != nil {

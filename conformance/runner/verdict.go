@@ -122,3 +122,21 @@ func onlyIncomplete(sr types.SpecReport) bool {
 	}
 	return true
 }
+
+// floorOf is the floor's measurements (specs.FloorSpec) with how its spec
+// ended: a floor that failed halfway keeps the timings it took.
+func floorOf(rec *report.Recorder, gr types.Report) *report.Check {
+	c := rec.Check(specs.FloorCheck)
+	c.State, c.Skipped = report.Skipped, "the floor did not run"
+	for _, sr := range gr.SpecReports {
+		if sr.LeafNodeType != types.NodeTypeIt || !slices.Contains(sr.Labels(), specs.FloorCheck) {
+			continue
+		}
+		c.Started, c.Duration, c.Skipped = sr.StartTime, report.Ms(sr.RunTime), ""
+		c.State = report.Passed
+		if sr.State.Is(types.SpecStateFailureStates) {
+			c.State, c.Failure = report.Failed, sr.Failure.Message
+		}
+	}
+	return c
+}

@@ -39,8 +39,8 @@ func (s *Suite) StopMemorySampler() {
 }
 
 // Register declares the suite, with the timeouts of cfg; get is called
-// when the specs run.
-func Register(cfg *profile.Config, get func() *Suite) {
+// when the specs run. With floor, the floor (FloorSpec) is measured first.
+func Register(cfg *profile.Config, get func() *Suite, floor bool) {
 	run := &runState{get: get}
 	Describe("etcd operator conformance", Ordered, ContinueOnFailure, func() {
 		BeforeAll(func(ctx SpecContext) {
@@ -50,6 +50,15 @@ func Register(cfg *profile.Config, get func() *Suite) {
 		AfterAll(func(ctx SpecContext) {
 			run.tearDown(ctx)
 		}, NodeTimeout(cfg.SpecTimeout(profile.TimeoutTeardown)))
+
+		if floor {
+			It("measures the floor: the same member pods created, scaled and replaced with no operator", Label(FloorCheck), func(ctx SpecContext) {
+				FloorSpec(ctx, func() FloorSpecInput {
+					s := get()
+					return FloorSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
+				})
+			}, SpecTimeout(cfg.SpecTimeout(FloorCheck)))
+		}
 
 		It("creates a cluster whose members are all ready and serve clients", Label(profile.LabelsOf("create")...), func(ctx SpecContext) {
 			CreateSpec(ctx, func() CreateSpecInput {

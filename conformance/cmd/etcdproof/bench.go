@@ -90,7 +90,12 @@ func runBench(ctx context.Context, f *runFlags, names, paths []string, runs int,
 				return runner.ExitCouldNot
 			}
 			fmt.Printf("== bench round %d/%d: %s\n", i, runs, n)
-			cmd := exec.CommandContext(ctx, self, f.childRunArgs(paths[j], dir, benchChecks)...)
+			args := f.childRunArgs(paths[j], dir, benchChecks)
+			if j == 0 {
+				// The floor once a round, beside the baseline.
+				args = append(args, "--floor")
+			}
+			cmd := exec.CommandContext(ctx, self, args...)
 			cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 			if err := benchRunUsable(ctx, exitCode(cmd.Run()), filepath.Join(dir, "report.json")); err != nil {
 				fmt.Fprintf(os.Stderr, "etcdproof bench: %s could not run (%v); see %s\n", n, err, dir)

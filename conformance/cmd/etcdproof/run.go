@@ -129,6 +129,7 @@ func parseRun(args []string, stderr io.Writer) (runner.Options, error) {
 		"create-and-destroy: create it and delete it after the run (needs Docker and a node image, not kind)")
 	f.kind.register(fs, "cluster-name")
 	fs.StringVar(&f.o.LabelFilter, "label-filter", "", "Ginkgo label filter over the checks: "+strings.Join(profile.CheckLabels, ", "))
+	fs.BoolVar(&f.o.Floor, "floor", false, "also measure the floor: the reference's member pods created, scaled and replaced by the suite with no operator, into report.json's floor (etcdproof bench sets it for its first profile)")
 	var requireErr error
 	fs.Func("require", "comma-separated checks that must pass for exit 0 (default: the book's six checks and the fault checks the profile claims, those the --label-filter selects);\n"+
 		"a required check that is not claimed by the profile, not selected, skipped or INCOMPLETE makes the run INCOMPLETE (exit 2)", func(v string) error {

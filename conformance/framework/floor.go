@@ -1,0 +1,190 @@
+package framework
+
+// The floor of the create, scale and replace timings: the reference
+// operator's own member pods and Services, built by its code
+// (operator/floor), which the suite creates, grows and replaces itself with
+// no operator deciding anything. An operator's figure divided by the floor
+// is what its decisions cost.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/etcdproof/etcdproof/conformance/profile"
+	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
+	"github.com/etcdproof/etcdproof/operator/floor"
+)
+
+const (
+	// floorRetry is how soon a refused member add is tried again.
+	floorRetry = 200 * time.Millisecond
+	// floorAddTimeout bounds the retries of one add.
+	floorAddTimeout = time.Minute
+)
+
+// FloorCluster is a cluster of the reference's member pods with no
+// EtcdCluster behind them: the suite does what an operator would.
+type FloorCluster struct {
+	// EtcdCluster waits and reads ground truth as for any cluster; its
+	// Env's profile names the reference's pods and claims nothing.
+	*EtcdCluster
+	spec    *etcdv1beta2.EtcdCluster
+	members []string
+}
+
+// NewFloorCluster prepares a floor cluster name in namespace at etcd
+// version, its images from the run's profile. It creates nothing.
+func (e *Env) NewFloorCluster(ctx context.Context, namespace, name, version string) (*FloorCluster, error) {
+	spec := &etcdv1beta2.EtcdCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: types.UID(name)},
+		Spec:       etcdv1beta2.EtcdClusterSpec{Version: version, Repository: e.Profile.Etcd.Repository},
+	}
+	p := *e.Profile
+	p.Cluster = profile.Cluster{
+		Namespace:      p.Cluster.Namespace,
+		MemberSelector: labels.Set(floor.Selector(spec)).String(),
+		ClientService:  floor.ClientServiceName(spec),
+		ClientPort:     floor.ClientPort,
+	}
+	fe, err := NewEnv(ctx, e.Opts, &p, e.Config)
+	if err != nil {
+		return nil, fmt.Errorf("floor: %w", err)
+	}
+	return &FloorCluster{EtcdCluster: &EtcdCluster{env: fe, Name: name, Namespace: namespace}, spec: spec}, nil
+}
+
+// Create creates the Services, then the pods of size members that
+// bootstrap together, as the reference's bootstrap does.
+func (f *FloorCluster) Create(ctx context.Context, size int) error {
+	for _, s := range floor.Services(f.spec) {
+		if _, err := f.env.Kube.CoreV1().Services(f.Namespace).Create(ctx, s, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("floor: creating Service %s: %w", s.Name, err)
+		}
+	}
+	names := make([]string, 0, size)
+	for range size {
+		names = append(names, f.newMemberName())
+	}
+	for _, p := range floor.BootstrapPods(f.spec, f.spec.Spec.Version, f.Name, names) {
+		if err := f.createPod(ctx, p); err != nil {
+			return err
+		}
+	}
+	f.members = names
+	return nil
+}
+
+// AddMember adds a voting member and starts its pod (a static member
+// started by hand: no learner step), returning its name.
+func (f *FloorCluster) AddMember(ctx context.Context) (string, error) {
+	name := f.newMemberName()
+	// etcd refuses a voter until every member has been connected for its
+	// health interval (5 s): "unhealthy cluster". That wait is part of
+	// the floor, so the add is retried at once until allowed.
+	err := wait.PollUntilContextTimeout(ctx, floorRetry, floorAddTimeout, true, func(ctx context.Context) (bool, error) {
+		err := f.withEtcd(ctx, "", func(cli *clientv3.Client) error {
+			_, err := cli.MemberAdd(ctx, []string{floor.PeerURL(f.spec, name)})
+			return err
+		})
+		if errors.Is(err, rpctypes.ErrUnhealthy) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	if err != nil {
+		return "", fmt.Errorf("floor: adding member %s: %w", name, err)
+	}
+	f.members = append(f.members, name)
+	return name, f.createPod(ctx, floor.JoiningPod(f.spec, f.spec.Spec.Version, name, f.members))
+}
+
+// RemoveMember removes member name from etcd's membership and deletes its
+// pod, whether that pod still runs (a scale down) or is gone (a replacement).
+func (f *FloorCluster) RemoveMember(ctx context.Context, name string) error {
+	err := f.withEtcd(ctx, name, func(cli *clientv3.Client) error {
+		list, err := cli.MemberList(ctx)
+		if err != nil {
+			return err
+		}
+		for _, m := range list.Members {
+			if len(m.PeerURLs) > 0 && m.PeerURLs[0] == floor.PeerURL(f.spec, name) {
+				_, err := cli.MemberRemove(ctx, m.ID)
+				return err
+			}
+		}
+		return fmt.Errorf("etcd lists no member with peer URL %s", floor.PeerURL(f.spec, name))
+	})
+	if err != nil {
+		return fmt.Errorf("floor: removing member %s: %w", name, err)
+	}
+	f.members = removed(f.members, name)
+	if err := f.DeletePod(ctx, name); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("floor: deleting pod %s: %w", name, err)
+	}
+	return nil
+}
+
+// withEtcd calls do with a client of a running member other than skip.
+func (f *FloorCluster) withEtcd(ctx context.Context, skip string, do func(*clientv3.Client) error) error {
+	pods, err := f.MemberPods(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, p := range pods {
+		if p.Name == skip || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+			continue
+		}
+		local, stop, err := f.env.Forward(f.Namespace, p.Name, floor.ClientPort)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		cli, err := clientv3.New(f.ClientConfig(local))
+		if err != nil {
+			stop()
+			errs = append(errs, err)
+			continue
+		}
+		err = do(cli)
+		_ = cli.Close()
+		stop()
+		if err == nil {
+			return nil
+		}
+		errs = append(errs, fmt.Errorf("through %s: %w", p.Name, err))
+	}
+	return fmt.Errorf("no running member answered: %w", errors.Join(errs...))
+}
+
+func (f *FloorCluster) createPod(ctx context.Context, p *corev1.Pod) error {
+	if _, err := f.env.Kube.CoreV1().Pods(f.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("floor: creating pod %s: %w", p.Name, err)
+	}
+	return nil
+}
+
+// newMemberName is named like the reference's members.
+func (f *FloorCluster) newMemberName() string { return f.Name + "-" + utilrand.String(10) }
+
+func removed(names []string, name string) []string {
+	var out []string
+	for _, n := range names {
+		if n != name {
+			out = append(out, n)
+		}
+	}
+	return out
+}
