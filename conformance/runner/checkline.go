@@ -11,13 +11,15 @@ import (
 
 	"github.com/etcdproof/etcdproof/conformance/profile"
 	"github.com/etcdproof/etcdproof/conformance/report"
+	"github.com/etcdproof/etcdproof/conformance/specs"
 )
 
 // checkLines prints one line to w as each check's spec ends: its state as
 // the report will judge it, how long it took against its spec's timeout,
 // and the first line of why it did not pass. Ginkgo's verbose output keeps
 // the steps; this line is what a person scanning the terminal looks for.
-// Checks left out by --label-filter print nothing.
+// Checks left out by --label-filter print nothing; the floor, measured only
+// when asked for, prints its line too.
 type checkLines struct {
 	w           io.Writer
 	rec         *report.Recorder
@@ -32,7 +34,9 @@ func (l checkLines) specEnded(sr types.SpecReport) {
 		return
 	}
 	name := checkOf(sr)
-	if name == "" || !Selected(l.filter, name) {
+	if slices.Contains(sr.Labels(), specs.FloorCheck) {
+		name = specs.FloorCheck
+	} else if name == "" || !Selected(l.filter, name) {
 		return
 	}
 	v := checkState(l.rec.Check(name), sr, true, true, l.setupFailed())

@@ -28,6 +28,7 @@ func TestEachCheckGetsOneLineWithItsVerdictAndTime(t *testing.T) {
 	lines := checkLines{w: &out, rec: rec, cfg: cfg, filter: "!rbac", setupFailed: func() bool { return false }}
 
 	ran := func(sr types.SpecReport, took time.Duration) types.SpecReport { sr.RunTime = took; return sr }
+	lines.specEnded(ran(passedIt("floor"), 31*time.Second)) // asked for with --floor: printed whatever the filter
 	lines.specEnded(ran(passedIt("create"), 22900*time.Millisecond))
 	lines.specEnded(ran(passedIt("scale"), 40*time.Second))
 	lines.specEnded(ran(it("replace", types.SpecStateFailed, "member pods: 2 of 3 ready\nmore detail", types.NodeTypeIt), 93*time.Second))
@@ -37,6 +38,7 @@ func TestEachCheckGetsOneLineWithItsVerdictAndTime(t *testing.T) {
 
 	got := strings.Split(strings.TrimSpace(out.String()), "\n")
 	want := []string{
+		"etcdproof: floor            passed         31.0 s of " + cfg.SpecTimeout("floor").String(),
 		"etcdproof: create           passed         22.9 s of " + cfg.SpecTimeout("create").String(),
 		"etcdproof: scale            INCOMPLETE     40.0 s of " + cfg.SpecTimeout("scale").String() + ": no audit log",
 		"etcdproof: replace          failed         93.0 s of " + cfg.SpecTimeout("replace").String() + ": member pods: 2 of 3 ready",
