@@ -28,11 +28,12 @@ import (
 )
 
 const (
-	// floorRetry is how soon a refused promotion is tried again.
+	// floorRetry is how soon a membership change etcd refused for now is
+	// tried again.
 	floorRetry = 200 * time.Millisecond
-	// floorPromoteTimeout bounds the wait for a learner to be promotable:
-	// its pod started and its log caught up.
-	floorPromoteTimeout = 2 * time.Minute
+	// floorRetryTimeout bounds those retries: for a promotion, the learner's
+	// pod started and its log caught up.
+	floorRetryTimeout = 2 * time.Minute
 )
 
 // FloorCluster is a cluster of the reference's member pods with no
@@ -88,13 +89,14 @@ func (f *FloorCluster) Create(ctx context.Context, size int) error {
 }
 
 // AddMember adds a member the fastest way etcd allows and starts its pod,
-// returning its name: as a learner (which etcd adds at once, where a voter
-// waits until every member has been connected for 5 s), promoted as soon
-// as etcd accepts it, when the learner has caught up with the leader.
+// returning its name: as a learner, promoted as soon as etcd accepts it,
+// when the learner has caught up with the leader (the reference's path).
 func (f *FloorCluster) AddMember(ctx context.Context) (string, error) {
 	name := f.newMemberName()
 	var id uint64
-	err := f.withEtcd(ctx, "", func(cli *clientv3.Client) error {
+	// etcd refuses even a learner ("unhealthy cluster") until every member
+	// has been connected for 5 s, as in a scale right after creation.
+	err := f.retryRefused(ctx, func(cli *clientv3.Client) error {
 		resp, err := cli.MemberAddAsLearner(ctx, []string{floor.PeerURL(f.spec, name)})
 		if err == nil {
 			id = resp.Member.ID
@@ -108,20 +110,27 @@ func (f *FloorCluster) AddMember(ctx context.Context) (string, error) {
 	if err := f.createPod(ctx, floor.JoiningPod(f.spec, f.spec.Spec.Version, name, f.members)); err != nil {
 		return "", err
 	}
-	err = wait.PollUntilContextTimeout(ctx, floorRetry, floorPromoteTimeout, true, func(ctx context.Context) (bool, error) {
-		err := f.withEtcd(ctx, "", func(cli *clientv3.Client) error {
-			_, err := cli.MemberPromote(ctx, id)
-			return err
-		})
-		if errors.Is(err, rpctypes.ErrMemberLearnerNotReady) || errors.Is(err, rpctypes.ErrUnhealthy) {
-			return false, nil
-		}
-		return err == nil, err
+	err = f.retryRefused(ctx, func(cli *clientv3.Client) error {
+		_, err := cli.MemberPromote(ctx, id)
+		return err
 	})
 	if err != nil {
 		return "", fmt.Errorf("floor: promoting member %s: %w", name, err)
 	}
 	return name, nil
+}
+
+// retryRefused calls do through a running member until etcd stops
+// refusing it for now: a cluster not yet connected for etcd's health
+// interval, a learner not yet caught up with the leader.
+func (f *FloorCluster) retryRefused(ctx context.Context, do func(*clientv3.Client) error) error {
+	return wait.PollUntilContextTimeout(ctx, floorRetry, floorRetryTimeout, true, func(ctx context.Context) (bool, error) {
+		err := f.withEtcd(ctx, "", do)
+		if errors.Is(err, rpctypes.ErrUnhealthy) || errors.Is(err, rpctypes.ErrMemberLearnerNotReady) {
+			return false, nil
+		}
+		return err == nil, err
+	})
 }
 
 // RemoveMember removes member name from etcd's membership and deletes its
