@@ -126,11 +126,17 @@ func (f *FloorCluster) AddMember(ctx context.Context) (string, error) {
 func (f *FloorCluster) retryRefused(ctx context.Context, do func(*clientv3.Client) error) error {
 	return wait.PollUntilContextTimeout(ctx, floorRetry, floorRetryTimeout, true, func(ctx context.Context) (bool, error) {
 		err := f.withEtcd(ctx, "", do)
-		if errors.Is(err, rpctypes.ErrUnhealthy) || errors.Is(err, rpctypes.ErrMemberLearnerNotReady) {
+		if refusedForNow(err) {
 			return false, nil
 		}
 		return err == nil, err
 	})
+}
+
+// refusedForNow is etcd refusing a membership change until later, which
+// every member would answer alike.
+func refusedForNow(err error) bool {
+	return errors.Is(err, rpctypes.ErrUnhealthy) || errors.Is(err, rpctypes.ErrMemberLearnerNotReady)
 }
 
 // RemoveMember removes member name from etcd's membership and deletes its
@@ -184,8 +190,10 @@ func (f *FloorCluster) withEtcd(ctx context.Context, skip string, do func(*clien
 		err = do(cli)
 		_ = cli.Close()
 		stop()
-		if err == nil {
-			return nil
+		if err == nil || refusedForNow(err) {
+			// A refusal is etcd's answer: asking the other members
+			// would only delay the next try.
+			return err
 		}
 		errs = append(errs, fmt.Errorf("through %s: %w", p.Name, err))
 	}
