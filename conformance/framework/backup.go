@@ -141,16 +141,11 @@ func (c *EtcdCluster) ReadKeyspace(ctx context.Context, rev int64) (Keyspace, er
 }
 
 func (c *EtcdCluster) readKeyspaceFrom(ctx context.Context, pod string, rev int64) (Keyspace, error) {
-	local, stop, err := c.env.Forward(c.Namespace, pod, c.env.Profile.Cluster.ClientPort)
+	cli, closeClient, err := c.memberClient(pod)
 	if err != nil {
 		return Keyspace{}, err
 	}
-	defer stop()
-	cli, err := clientv3.New(c.ClientConfig(local))
-	if err != nil {
-		return Keyspace{}, err
-	}
-	defer func() { _ = cli.Close() }()
+	defer closeClient()
 	pctx, cancel := context.WithTimeout(ctx, 4*probeTimeout)
 	defer cancel()
 	opts := []clientv3.OpOption{clientv3.WithFromKey()}

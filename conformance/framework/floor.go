@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -158,7 +159,7 @@ func (f *FloorCluster) RemoveMember(ctx context.Context, name string) error {
 	if err != nil {
 		return fmt.Errorf("floor: removing member %s: %w", name, err)
 	}
-	f.members = removed(f.members, name)
+	f.members = slices.DeleteFunc(f.members, func(n string) bool { return n == name })
 	if err := f.DeletePod(ctx, name); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("floor: deleting pod %s: %w", name, err)
 	}
@@ -176,20 +177,13 @@ func (f *FloorCluster) withEtcd(ctx context.Context, skip string, do func(*clien
 		if p.Name == skip || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
 			continue
 		}
-		local, stop, err := f.env.Forward(f.Namespace, p.Name, floor.ClientPort)
+		cli, closeClient, err := f.memberClient(p.Name)
 		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		cli, err := clientv3.New(f.ClientConfig(local))
-		if err != nil {
-			stop()
 			errs = append(errs, err)
 			continue
 		}
 		err = do(cli)
-		_ = cli.Close()
-		stop()
+		closeClient()
 		if err == nil || refusedForNow(err) {
 			// A refusal is etcd's answer: asking the other members
 			// would only delay the next try.
@@ -209,13 +203,3 @@ func (f *FloorCluster) createPod(ctx context.Context, p *corev1.Pod) error {
 
 // newMemberName is named like the reference's members.
 func (f *FloorCluster) newMemberName() string { return f.Name + "-" + utilrand.String(10) }
-
-func removed(names []string, name string) []string {
-	var out []string
-	for _, n := range names {
-		if n != name {
-			out = append(out, n)
-		}
-	}
-	return out
-}

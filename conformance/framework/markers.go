@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-
-	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // WriteMarker writes a key through a member pod so later steps can check
@@ -26,16 +24,11 @@ func (c *EtcdCluster) WriteMarkers(ctx context.Context, data map[string]string) 
 		if !podReady(p) {
 			continue
 		}
-		local, stop, err := c.env.Forward(c.Namespace, p.Name, c.env.Profile.Cluster.ClientPort)
+		cli, closeClient, err := c.memberClient(p.Name)
 		if err != nil {
 			continue
 		}
-		defer stop()
-		cli, err := clientv3.New(c.ClientConfig(local))
-		if err != nil {
-			continue
-		}
-		defer func() { _ = cli.Close() }()
+		defer closeClient()
 		for _, k := range slices.Sorted(maps.Keys(data)) {
 			pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 			_, err = cli.Put(pctx, k, data[k])

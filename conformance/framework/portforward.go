@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
 )
@@ -36,4 +37,19 @@ func (e *Env) Forward(namespace, pod string, port int) (int, func(), error) {
 		return 0, nil, fmt.Errorf("port-forward %s/%s:%d: no local port: %v", namespace, pod, port, err)
 	}
 	return int(ports[0].Local), func() { close(stop) }, nil
+}
+
+// memberClient is an etcd client of member pod through a port-forward;
+// closeClient closes the client, then the port-forward.
+func (c *EtcdCluster) memberClient(pod string) (cli *clientv3.Client, closeClient func(), err error) {
+	local, stop, err := c.env.Forward(c.Namespace, pod, c.env.Profile.Cluster.ClientPort)
+	if err != nil {
+		return nil, nil, err
+	}
+	cli, err = clientv3.New(c.ClientConfig(local))
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return cli, func() { _ = cli.Close(); stop() }, nil
 }

@@ -61,8 +61,8 @@ type QuorumSampler struct {
 }
 
 type memberProbe struct {
-	cli  *clientv3.Client
-	stop func()
+	cli   *clientv3.Client
+	close func()
 }
 
 // StartQuorumSampler samples every interval until Stop. Each sample reads
@@ -157,16 +157,11 @@ func (s *QuorumSampler) probe(c *EtcdCluster, pod string) (*memberProbe, error) 
 	if p, ok := s.probes[pod]; ok {
 		return p, nil
 	}
-	local, stop, err := c.env.Forward(c.Namespace, pod, c.env.Profile.Cluster.ClientPort)
+	cli, closeClient, err := c.memberClient(pod)
 	if err != nil {
 		return nil, err
 	}
-	cli, err := clientv3.New(c.ClientConfig(local))
-	if err != nil {
-		stop()
-		return nil, err
-	}
-	p := &memberProbe{cli: cli, stop: stop}
+	p := &memberProbe{cli: cli, close: closeClient}
 	s.probes[pod] = p
 	return p, nil
 }
@@ -175,8 +170,7 @@ func (s *QuorumSampler) probe(c *EtcdCluster, pod string) (*memberProbe, error) 
 func (s *QuorumSampler) closeProbes(keep map[string]bool) {
 	for name, p := range s.probes {
 		if !keep[name] {
-			_ = p.cli.Close()
-			p.stop()
+			p.close()
 			delete(s.probes, name)
 		}
 	}

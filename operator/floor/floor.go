@@ -27,10 +27,7 @@ func Services(c *etcdv1beta2.EtcdCluster) []*corev1.Service {
 // as the reference's bootstrap creates them (token: the cluster's UID there,
 // token here).
 func BootstrapPods(c *etcdv1beta2.EtcdCluster, version, token string, names []string) []*corev1.Pod {
-	initial := map[string]string{}
-	for _, n := range names {
-		initial[n] = desired.PeerURL(c, n)
-	}
+	initial := initialCluster(c, names)
 	out := make([]*corev1.Pod, 0, len(names))
 	for _, n := range names {
 		out = append(out, pod(c, desired.Member{Name: n, Version: version, InitialCluster: initial, NewCluster: true, Token: token}))
@@ -41,11 +38,16 @@ func BootstrapPods(c *etcdv1beta2.EtcdCluster, version, token string, names []st
 // JoiningPod is the pod of a member added to a running cluster whose
 // members, the new one included, are names.
 func JoiningPod(c *etcdv1beta2.EtcdCluster, version, name string, names []string) *corev1.Pod {
-	initial := map[string]string{}
+	return pod(c, desired.Member{Name: name, Version: version, InitialCluster: initialCluster(c, names)})
+}
+
+// initialCluster maps each member of names to its peer URL.
+func initialCluster(c *etcdv1beta2.EtcdCluster, names []string) map[string]string {
+	initial := make(map[string]string, len(names))
 	for _, n := range names {
 		initial[n] = desired.PeerURL(c, n)
 	}
-	return pod(c, desired.Member{Name: name, Version: version, InitialCluster: initial})
+	return initial
 }
 
 // PeerURL is the peer URL a member of c advertises.
