@@ -42,6 +42,9 @@ func FloorSpec(ctx SpecContext, inputGetter func() FloorSpecInput) {
 		if CurrentSpecReport().Failed() {
 			e.DumpNamespace(ctx, ns, FloorCheck)
 		}
+		if e.Opts.SkipCleanup {
+			return
+		}
 		e.DeleteNamespace(ctx, ns, e.Config.GetIntervals(FloorCheck, "namespace-deleted")...)
 	})
 	f, err := e.NewFloorCluster(ctx, ns, fmt.Sprintf("floor-%d", time.Now().Unix()%100000), version)
