@@ -38,6 +38,9 @@ type EtcdCluster struct {
 	// membership, when set, records changes of the member list and leader
 	// that ground truths see (RecordMembershipChanges).
 	membership *membershipWatch
+	// forward, when set, stands in for a port-forward to a member pod's
+	// client port (tests reach members on loopback).
+	forward func(pod string) (localPort int, stop func(), err error)
 }
 
 // Claims is what the operator says about the cluster in the CR status.

@@ -6,16 +6,28 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
 )
 
 const probeTimeout = 5 * time.Second
 
+// slowGroundTruth is how long a ground truth may take before the check's
+// timeline says so: the timed checks wait on these probes, so a slow one
+// is the suite's cost inside an operator's figure.
+const slowGroundTruth = 2 * time.Second
+
 // GroundTruth probes every member pod through a port-forward and compares
 // etcd's answers with the expectation and with the operator's claims.
+//
+// The members are asked at once, not one after the other: a member that
+// stops answering mid-probe (its pod being deleted) then costs the probe
+// one timeout, not one per question asked of it.
 func (c *EtcdCluster) GroundTruth(ctx context.Context, want Want) (Truth, error) {
+	began := time.Now()
 	pods, err := c.MemberPods(ctx)
 	if err != nil {
 		return Truth{}, err
@@ -25,95 +37,165 @@ func (c *EtcdCluster) GroundTruth(ctx context.Context, want Want) (Truth, error)
 	if err != nil {
 		return Truth{}, fmt.Errorf("read claims: %w", err)
 	}
-	clients := map[string]*clientv3.Client{}
-	defer func() {
-		for _, cli := range clients {
-			_ = cli.Close()
-		}
-	}()
+	var probed []corev1.Pod
 	for _, p := range pods {
 		if want.LostNode != "" && p.Spec.NodeName == want.LostNode && p.DeletionTimestamp != nil {
 			t.OnLostNode = append(t.OnLostNode, p.Name)
 			continue
 		}
-		if p.DeletionTimestamp != nil || p.Status.Phase != "Running" {
+		if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
 			t.Problems = append(t.Problems, fmt.Sprintf("%s: pod %s is %s", ProblemUnreachable, p.Name, p.Status.Phase))
 			continue
 		}
-		local, stop, err := c.env.Forward(c.Namespace, p.Name, c.env.Profile.Cluster.ClientPort)
-		if err != nil {
-			t.Pods = append(t.Pods, PodTruth{Pod: p.Name, Error: err.Error()})
-			t.Problems = append(t.Problems, fmt.Sprintf("%s: %s: %v", ProblemUnreachable, p.Name, err))
-			continue
-		}
-		defer stop()
-		cli, err := clientv3.New(c.ClientConfig(local))
-		if err != nil {
-			t.Problems = append(t.Problems, fmt.Sprintf("%s: %s: %v", ProblemUnreachable, p.Name, err))
-			continue
-		}
-		clients[p.Name] = cli
+		probed = append(probed, p)
 	}
+	slices.SortFunc(probed, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	answers := make([]*memberAnswer, len(probed))
+	var wg sync.WaitGroup
+	for i, p := range probed {
+		wg.Go(func() { answers[i] = c.askStatus(ctx, p.Name) })
+	}
+	wg.Wait()
+	defer func() {
+		for _, a := range answers {
+			a.close()
+		}
+	}()
+	var answering []*memberAnswer
 	minRev := int64(-1)
-	for _, name := range slices.Sorted(maps.Keys(clients)) {
-		pt := probeStatus(ctx, clients[name], name)
-		if pt.Error != "" {
-			t.Problems = append(t.Problems, fmt.Sprintf("%s: %s: %s", ProblemUnreachable, name, pt.Error))
-		} else if minRev < 0 || pt.Revision < minRev {
-			minRev = pt.Revision
+	for _, a := range answers {
+		t.Pods = append(t.Pods, a.truth)
+		if a.truth.Error != "" {
+			t.Problems = append(t.Problems, fmt.Sprintf("%s: %s: %s", ProblemUnreachable, a.truth.Pod, a.truth.Error))
+			continue
 		}
-		t.Pods = append(t.Pods, pt)
+		answering = append(answering, a)
+		if minRev < 0 || a.truth.Revision < minRev {
+			minRev = a.truth.Revision
+		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(clients)) {
-		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-		ml, err := clients[name].MemberList(pctx)
-		cancel()
-		if err == nil {
-			for _, m := range ml.Members {
-				t.Members = append(t.Members, Member{ID: m.ID, Name: m.Name, IsLearner: m.IsLearner, Started: len(m.ClientURLs) > 0})
-			}
+	var listedAt time.Time
+	for _, a := range answering {
+		listedAt = time.Now()
+		if members, err := a.memberList(ctx); err == nil {
+			t.Members = members
 			break
 		}
 	}
 	if minRev > 0 {
-		for i := range t.Pods {
-			if t.Pods[i].Error != "" {
+		hashes := make([]error, len(answering))
+		for i, a := range answering {
+			wg.Go(func() { hashes[i] = a.hashKV(ctx, minRev) })
+		}
+		wg.Wait()
+		for i, a := range answering {
+			if hashes[i] != nil {
+				t.Problems = append(t.Problems, fmt.Sprintf("%s: HashKV on %s: %v", ProblemHash, a.truth.Pod, hashes[i]))
 				continue
 			}
-			pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-			h, err := clients[t.Pods[i].Pod].HashKV(pctx, clients[t.Pods[i].Pod].Endpoints()[0], minRev)
-			cancel()
-			if err != nil {
-				t.Problems = append(t.Problems, fmt.Sprintf("%s: HashKV on %s: %v", ProblemHash, t.Pods[i].Pod, err))
-				continue
-			}
-			t.Pods[i].Hash = h.Hash
+			t.Pods[slices.IndexFunc(t.Pods, func(p PodTruth) bool { return p.Pod == a.truth.Pod })].Hash = a.hash
 		}
 	}
 	t.Problems = append(t.Problems, t.judge(want)...)
-	if c.membership != nil {
-		c.membership.observe(t, time.Now())
+	if c.membership != nil && !listedAt.IsZero() {
+		c.membership.observe(t, listedAt)
 	}
-	if len(want.Data) > 0 && len(clients) > 0 {
-		t.Problems = append(t.Problems, checkData(ctx, clients[slices.Sorted(maps.Keys(clients))[0]], want.Data)...)
+	if len(want.Data) > 0 && len(answering) > 0 {
+		t.Problems = append(t.Problems, checkData(ctx, answering[0].cli, want.Data)...)
+	}
+	if took := time.Since(began); took > slowGroundTruth && c.membership != nil {
+		c.membership.slowProbe(began, took, answers)
 	}
 	return t, nil
 }
 
-func probeStatus(ctx context.Context, cli *clientv3.Client, pod string) PodTruth {
-	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	pt := PodTruth{Pod: pod}
-	st, err := cli.Status(pctx, cli.Endpoints()[0])
+// memberAnswer is one member pod's client and what it answered; steps
+// keeps how long each question took, for a probe that was slow.
+type memberAnswer struct {
+	cli   *clientv3.Client
+	stop  func()
+	truth PodTruth
+	hash  uint32
+	steps []string
+}
+
+func (a *memberAnswer) close() {
+	if a.cli != nil {
+		_ = a.cli.Close()
+	}
+	if a.stop != nil {
+		a.stop()
+	}
+}
+
+// timed runs one question of the member and keeps how long it took.
+func (a *memberAnswer) timed(step string, do func() error) error {
+	start := time.Now()
+	err := do()
+	a.steps = append(a.steps, fmt.Sprintf("%s %.1f s", step, time.Since(start).Seconds()))
+	return err
+}
+
+// askStatus opens a client of the pod's member and asks its status.
+func (c *EtcdCluster) askStatus(ctx context.Context, pod string) *memberAnswer {
+	a := &memberAnswer{truth: PodTruth{Pod: pod}}
+	err := a.timed("port-forward", func() error {
+		local, stop, err := c.forwardToMember(pod)
+		if err != nil {
+			return err
+		}
+		a.stop = stop
+		a.cli, err = clientv3.New(c.ClientConfig(local))
+		return err
+	})
+	if err == nil {
+		err = a.timed("status", func() error {
+			pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+			defer cancel()
+			st, err := a.cli.Status(pctx, a.cli.Endpoints()[0])
+			if err != nil {
+				return err
+			}
+			a.truth.MemberID, a.truth.Version, a.truth.Leader, a.truth.Revision = st.Header.MemberId, st.Version, st.Leader, st.Header.Revision
+			if len(st.Errors) > 0 {
+				return fmt.Errorf("%s", strings.Join(st.Errors, "; "))
+			}
+			return nil
+		})
+	}
 	if err != nil {
-		pt.Error = err.Error()
-		return pt
+		a.truth.Error = err.Error()
 	}
-	pt.MemberID, pt.Version, pt.Leader, pt.Revision = st.Header.MemberId, st.Version, st.Leader, st.Header.Revision
-	if len(st.Errors) > 0 {
-		pt.Error = strings.Join(st.Errors, "; ")
-	}
-	return pt
+	return a
+}
+
+func (a *memberAnswer) memberList(ctx context.Context) ([]Member, error) {
+	var members []Member
+	err := a.timed("member list", func() error {
+		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+		defer cancel()
+		ml, err := a.cli.MemberList(pctx)
+		if err != nil {
+			return err
+		}
+		for _, m := range ml.Members {
+			members = append(members, Member{ID: m.ID, Name: m.Name, IsLearner: m.IsLearner, Started: len(m.ClientURLs) > 0})
+		}
+		return nil
+	})
+	return members, err
+}
+
+func (a *memberAnswer) hashKV(ctx context.Context, rev int64) error {
+	return a.timed("hashKV", func() error {
+		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+		defer cancel()
+		h, err := a.cli.HashKV(pctx, a.cli.Endpoints()[0], rev)
+		if err == nil {
+			a.hash = h.Hash
+		}
+		return err
+	})
 }
 
 func checkData(ctx context.Context, cli *clientv3.Client, data map[string]string) []string {

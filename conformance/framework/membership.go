@@ -122,3 +122,16 @@ func difference(a, b []string) []string {
 	}
 	return out
 }
+
+// slowProbe records a ground truth that took longer than slowGroundTruth,
+// with how long each member took to answer each question: the suite's own
+// cost inside a timed figure, shown where it happened.
+func (m *membershipWatch) slowProbe(began time.Time, took time.Duration, answers []*memberAnswer) {
+	parts := make([]string, 0, len(answers))
+	for _, a := range answers {
+		parts = append(parts, a.truth.Pod+": "+strings.Join(a.steps, ", "))
+	}
+	m.record(report.Event{Time: began, Source: report.SourceEtcd, Object: m.object, Reason: "SlowGroundTruth",
+		Message: fmt.Sprintf("the suite's ground-truth probe took %.1f s (%s)", took.Seconds(), strings.Join(parts, "; ")),
+		Level:   report.LevelNormal})
+}

@@ -39,10 +39,18 @@ func (e *Env) Forward(namespace, pod string, port int) (int, func(), error) {
 	return int(ports[0].Local), func() { close(stop) }, nil
 }
 
+// forwardToMember opens a port-forward to a member pod's client port.
+func (c *EtcdCluster) forwardToMember(pod string) (int, func(), error) {
+	if c.forward != nil {
+		return c.forward(pod)
+	}
+	return c.env.Forward(c.Namespace, pod, c.env.Profile.Cluster.ClientPort)
+}
+
 // memberClient is an etcd client of member pod through a port-forward;
 // closeClient closes the client, then the port-forward.
 func (c *EtcdCluster) memberClient(pod string) (cli *clientv3.Client, closeClient func(), err error) {
-	local, stop, err := c.env.Forward(c.Namespace, pod, c.env.Profile.Cluster.ClientPort)
+	local, stop, err := c.forwardToMember(pod)
 	if err != nil {
 		return nil, nil, err
 	}
