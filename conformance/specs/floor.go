@@ -38,6 +38,7 @@ func FloorSpec(ctx SpecContext, inputGetter func() FloorSpecInput) {
 	version := e.Profile.Etcd.Initial
 	ns, err := input.Namespaces.CreateNamespace(ctx, "etcdproof-floor")
 	Expect(err).NotTo(HaveOccurred())
+	var f *framework.FloorCluster
 	DeferCleanup(func(ctx SpecContext) {
 		if CurrentSpecReport().Failed() {
 			e.DumpNamespace(ctx, ns, FloorCheck)
@@ -45,9 +46,12 @@ func FloorSpec(ctx SpecContext, inputGetter func() FloorSpecInput) {
 		if e.Opts.SkipCleanup {
 			return
 		}
+		if f != nil {
+			Expect(f.DiscardMemberPods(ctx)).To(Succeed())
+		}
 		e.DeleteNamespace(ctx, ns, e.Config.GetIntervals(FloorCheck, "namespace-deleted")...)
 	})
-	f, err := e.NewFloorCluster(ctx, ns, fmt.Sprintf("floor-%d", time.Now().Unix()%100000), version)
+	f, err = e.NewFloorCluster(ctx, ns, fmt.Sprintf("floor-%d", time.Now().Unix()%100000), version)
 	Expect(err).NotTo(HaveOccurred())
 
 	size := e.Config.Sizes.Create

@@ -77,6 +77,10 @@ func newCluster(ctx context.Context, in newClusterInput) *framework.EtcdCluster 
 		}
 		Expect(c.Delete(ctx)).To(Succeed())
 		c.WaitForGone(ctx, e.Config.GetIntervals(check, "cr-deleted")...)
+		// The check is over: the suite does not wait for the members'
+		// graceful stop (the cleanup check judges the operator's deletion
+		// itself, before this runs).
+		Expect(c.DiscardMemberPods(ctx)).To(Succeed())
 		if ns != "" {
 			e.DeleteNamespace(ctx, ns, e.Config.GetIntervals(check, "namespace-deleted")...)
 		} else {
