@@ -134,7 +134,9 @@ func StartS3(t testing.TB) *S3 {
 }
 
 // freePorts finds n ports p, each with p+10000 free as well (weed serves
-// gRPC there).
+// gRPC there), all below the kernel's ephemeral range (32768 and up by
+// default): a free port in that range can be handed to any outgoing
+// connection before weed binds it (CI saw the filer's bind fail so).
 func freePorts(t testing.TB, n int) []string {
 	t.Helper()
 	var ports []string
@@ -148,7 +150,7 @@ func freePorts(t testing.TB, n int) []string {
 		if tries > 1000 {
 			t.Fatal("no free pair of ports")
 		}
-		p := 20000 + rand.IntN(20000)
+		p := 10000 + rand.IntN(ephemeralFloor-10000-10000)
 		a, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
 		if err != nil {
 			continue
@@ -163,6 +165,9 @@ func freePorts(t testing.TB, n int) []string {
 	}
 	return ports
 }
+
+// ephemeralFloor is where Linux's default ephemeral port range begins.
+const ephemeralFloor = 32768
 
 func tail(file string) string {
 	b, _ := os.ReadFile(file)
