@@ -223,7 +223,10 @@ func run(ctx context.Context, restCfg *rest.Config, gates *kubecompat.Gates, o o
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(etcdv1beta2.AddToScheme(scheme))
 
-	cacheOpts := cache.Options{}
+	// Nothing reads the cached objects' managedFields (patches are merge
+	// patches computed from two copies that both lack them): dropping them
+	// saves a large part of each cached object.
+	cacheOpts := cache.Options{DefaultTransform: cache.TransformStripManagedFields()}
 	if !o.clusterWide {
 		cacheOpts.DefaultNamespaces = map[string]cache.Config{o.namespace: {}}
 	}
