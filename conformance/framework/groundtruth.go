@@ -15,10 +15,15 @@ import (
 
 const probeTimeout = 5 * time.Second
 
+// statusTimeout bounds a member's Status, which it answers from its own
+// state without raft: a member that does not answer within it is stopping
+// (its pod being deleted) or gone, and the probe need not wait longer.
+const statusTimeout = 2 * time.Second
+
 // slowGroundTruth is how long a ground truth may take before the check's
 // timeline says so: the timed checks wait on these probes, so a slow one
 // is the suite's cost inside an operator's figure.
-const slowGroundTruth = 2 * time.Second
+const slowGroundTruth = 1500 * time.Millisecond
 
 // GroundTruth probes every member pod through a port-forward and compares
 // etcd's answers with the expectation and with the operator's claims.
@@ -100,7 +105,12 @@ func (c *EtcdCluster) GroundTruth(ctx context.Context, want Want) (Truth, error)
 	if c.membership != nil && !listedAt.IsZero() {
 		c.membership.observe(t, listedAt)
 	}
-	if len(want.Data) > 0 && len(answering) > 0 {
+	switch {
+	case len(want.Data) == 0:
+	case len(answering) == 0:
+		// Unread is not kept: the data is judged lost until a member shows it.
+		t.Problems = append(t.Problems, fmt.Sprintf("%s: none of %d keys could be read: no member answered", ProblemData, len(want.Data)))
+	default:
 		t.Problems = append(t.Problems, checkData(ctx, answering[0].cli, want.Data)...)
 	}
 	if took := time.Since(began); took > slowGroundTruth && c.membership != nil {
@@ -150,7 +160,7 @@ func (c *EtcdCluster) askStatus(ctx context.Context, pod string) *memberAnswer {
 	})
 	if err == nil {
 		err = a.timed("status", func() error {
-			pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+			pctx, cancel := context.WithTimeout(ctx, statusTimeout)
 			defer cancel()
 			st, err := a.cli.Status(pctx, a.cli.Endpoints()[0])
 			if err != nil {
