@@ -88,14 +88,14 @@ func (c *EtcdCluster) GroundTruth(ctx context.Context, want Want) (Truth, error)
 		}
 	}
 	if minRev > 0 {
-		hashes := make([]error, len(answering))
+		hashErrs := make([]error, len(answering))
 		for i, a := range answering {
-			wg.Go(func() { hashes[i] = a.hashKV(ctx, minRev) })
+			wg.Go(func() { hashErrs[i] = a.hashKV(ctx, minRev) })
 		}
 		wg.Wait()
 		for i, a := range answering {
-			if hashes[i] != nil {
-				t.Problems = append(t.Problems, fmt.Sprintf("%s: HashKV on %s: %v", ProblemHash, a.truth.Pod, hashes[i]))
+			if hashErrs[i] != nil {
+				t.Problems = append(t.Problems, fmt.Sprintf("%s: HashKV on %s: %v", ProblemHash, a.truth.Pod, hashErrs[i]))
 				continue
 			}
 			t.Pods[slices.IndexFunc(t.Pods, func(p PodTruth) bool { return p.Pod == a.truth.Pod })].Hash = a.hash
