@@ -229,14 +229,23 @@ func (e *Env) deleteManifests(ctx context.Context, path string) error {
 			pending = append(pending, *d)
 		}
 	}
-	var left []string
+	// left is what the last whole look found: a look the deadline cuts
+	// short only fails to read, so the error names the last one that could.
+	left := make([]string, 0, len(pending))
+	for _, d := range pending {
+		left = append(left, d.m.String())
+	}
 	err = wait.PollUntilContextCancel(ctx, e.Config.Polling("install", "uninstall"), true, func(ctx context.Context) (bool, error) {
-		left = left[:0]
+		var now []string
 		for _, d := range pending {
 			if still := d.stillThere(ctx); still != "" {
-				left = append(left, still)
+				now = append(now, still)
 			}
 		}
+		if ctx.Err() != nil {
+			return false, nil
+		}
+		left = now
 		return len(left) == 0, nil
 	})
 	if err != nil {
