@@ -166,10 +166,12 @@ func (r *Reconciler) readMembership(ctx context.Context, obs *observation, endpo
 		return
 	}
 	healthy := map[uint64]bool{}
+	raftIndex := map[uint64]uint64{}
 	leaders := map[uint64]int{}
 	for _, s := range admin.Statuses(callCtx) {
 		if s.Healthy() {
 			healthy[s.MemberID] = true
+			raftIndex[s.MemberID] = s.RaftIndex
 			leaders[s.LeaderID]++
 		}
 	}
@@ -188,6 +190,7 @@ func (r *Reconciler) readMembership(ctx context.Context, obs *observation, endpo
 			IsLearner: m.IsLearner,
 			Started:   m.Name != "",
 			Healthy:   healthy[m.ID],
+			RaftIndex: raftIndex[m.ID],
 		})
 	}
 }

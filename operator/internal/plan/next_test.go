@@ -184,6 +184,13 @@ func TestNext(t *testing.T) {
 				o.Pods[0].Version, o.Pods[0].Image = "3.5.21", repo+":v3.5.21"
 			}),
 			Options{}, Action{Kind: MoveLeader, Member: "a", MemberID: 1, TargetID: 2}},
+		{"leadership goes to the most caught-up up-to-date follower",
+			with(cluster("3.6.5", "a", "b", "c", "d"), func(o *Observed) {
+				o.Size = 3
+				o.Pods[0].Version, o.Pods[0].Image = "3.5.21", repo+":v3.5.21"
+				o.Members[1].RaftIndex, o.Members[2].RaftIndex, o.Members[3].RaftIndex = 90, 100, 95
+			}),
+			Options{}, Action{Kind: MoveLeader, Member: "a", MemberID: 1, TargetID: 3}},
 		{"repository change is an upgrade too",
 			with(healthy, func(o *Observed) { o.Repository = "registry.example/etcd" }),
 			Options{}, Action{Kind: AddMember, Version: "3.5.21", Upgrade: true}},

@@ -88,14 +88,24 @@ func pickVictim(o Observed, live []Member, version string) (Member, bool) {
 	return sorted[0], o.outdated(sorted[0].Name, version)
 }
 
+// moveLeaderAway hands leadership to a healthy voter, an up-to-date one
+// first, then the most caught up: raft drops every proposal while a transfer
+// is under way, and the transfer lasts until the target's log matches the
+// leader's, so the follower with the longest log shortens that window.
 func moveLeaderAway(o Observed, live []Member, version string, leader Member) (Action, bool) {
 	var target *Member
+	better := func(m, than Member) bool {
+		if mo, to := o.outdated(m.Name, version), o.outdated(than.Name, version); mo != to {
+			return !mo
+		}
+		return m.RaftIndex > than.RaftIndex
+	}
 	for i := range live {
 		m := live[i]
 		if m.ID == leader.ID || m.IsLearner || !m.Healthy {
 			continue
 		}
-		if target == nil || (!o.outdated(m.Name, version) && o.outdated(target.Name, version)) {
+		if target == nil || better(m, *target) {
 			target = &m
 		}
 	}

@@ -54,6 +54,9 @@ type Member struct {
 	// Healthy is true when the member answered a status request without errors
 	// and knows a leader.
 	Healthy bool
+	// RaftIndex is the last index of the member's raft log when it answered:
+	// among followers, the highest is the most caught up with the leader.
+	RaftIndex uint64
 }
 
 // Observed is everything a decision is made from.
