@@ -93,16 +93,16 @@ openapi_dirs() {
 # generate_openapi: what kubernetes' build/root/Makefile.generated_files does
 # for its KUBE target, with openapi-gen from the kube-openapi kubernetes pins.
 generate_openapi() {
-  local src="$builder/kubernetes-src" gen="$builder/openapi-gen" tmp dirs=() m mdir staging staging_dirs report=()
+  local src="$builder/kubernetes-src" gen="$builder/openapi-gen" tmp dirs=() m mdir staging staging_dirs required report=()
   tmp=$(mktemp -d)
   (cd "$builder" && GOFLAGS=-mod=mod go build -o "$gen" k8s.io/kube-openapi/cmd/openapi-gen)
   mapfile -t dirs < <(openapi_dirs "$src" k8s.io/kubernetes | grep -v '^k8s.io/kubernetes/\(staging\|vendor\|test\)/')
   # The staging modules, but code-generator and sample-apiserver (as upstream).
   # Only those the build needs: `go mod download` fails on a replaced module
   # nothing requires (1.16's node-api, sample-controller...).
+  required=$(cd "$builder" && GOFLAGS=-mod=mod go list -m -f '{{.Path}}' all)
   staging=$(sed -n "s#^replace \(k8s.io/[a-z0-9-]*\) => \1 v0\.${version#v1.}\$#\1#p" "$builder/go.mod" |
-    grep -vx 'k8s.io/code-generator\|k8s.io/sample-apiserver' |
-    grep -Fxf <(cd "$builder" && GOFLAGS=-mod=mod go list -m -f '{{.Path}}' all) || true)
+    grep -vx 'k8s.io/code-generator\|k8s.io/sample-apiserver' | grep -Fx -f <(echo "$required") || true)
   # Before 1.15 the staging modules are folders of kubernetes-src.
   staging_dirs=$(sed -n 's#^\s*\(k8s.io/[a-z0-9-]*\) => \./\(kubernetes-src/staging/\S*\)$#\1 '"$builder"'/\2#p' "$builder/go.mod")
   if [[ -n "$staging" ]]; then

@@ -229,8 +229,9 @@ func (e *Env) deleteManifests(ctx context.Context, path string) error {
 			pending = append(pending, *d)
 		}
 	}
-	// left is what the last whole look found: a look the deadline cuts
-	// short only fails to read, so the error names the last one that could.
+	// left is what the last whole look found (at first, everything
+	// deleted): a look the deadline cuts short only fails to read, so the
+	// error names what the last look that could read found.
 	left := make([]string, 0, len(pending))
 	for _, d := range pending {
 		left = append(left, d.m.String())
@@ -242,11 +243,13 @@ func (e *Env) deleteManifests(ctx context.Context, path string) error {
 				now = append(now, still)
 			}
 		}
-		if ctx.Err() != nil {
-			return false, nil
+		if len(now) == 0 {
+			return true, nil
 		}
-		left = now
-		return len(left) == 0, nil
+		if ctx.Err() == nil {
+			left = now
+		}
+		return false, nil
 	})
 	if err != nil {
 		return fmt.Errorf("not deleted within %s: %s", timeout, strings.Join(left, "; "))

@@ -15,10 +15,12 @@ import (
 
 const probeTimeout = 5 * time.Second
 
-// statusTimeout bounds a member's Status, which it answers from its own
-// state without raft: a member that does not answer within it is stopping
-// (its pod being deleted) or gone, and the probe need not wait longer.
-const statusTimeout = 2 * time.Second
+// statusTimeout bounds a member's first answer: the connection through
+// the port-forward (clientv3 connects lazily) and its Status, which it
+// answers from its own state without raft. A member that does not answer
+// within it is stopping (its pod being deleted) or gone, and the probe
+// need not wait the full probeTimeout for it.
+const statusTimeout = 3 * time.Second
 
 // slowGroundTruth is how long a ground truth may take before the check's
 // timeline says so: the timed checks wait on these probes, so a slow one
@@ -81,37 +83,36 @@ func (c *EtcdCluster) GroundTruth(ctx context.Context, want Want) (Truth, error)
 	}
 	var listedAt time.Time
 	for _, a := range answering {
-		listedAt = time.Now()
+		asked := time.Now()
 		if members, err := a.memberList(ctx); err == nil {
-			t.Members = members
+			t.Members, listedAt = members, asked
 			break
 		}
 	}
 	if minRev > 0 {
-		hashErrs := make([]error, len(answering))
-		for i, a := range answering {
-			wg.Go(func() { hashErrs[i] = a.hashKV(ctx, minRev) })
+		hashErrs := make([]error, len(answers))
+		for i, a := range answers {
+			if a.truth.Error == "" {
+				wg.Go(func() { hashErrs[i] = a.hashKV(ctx, minRev) })
+			}
 		}
 		wg.Wait()
-		for i, a := range answering {
-			if hashErrs[i] != nil {
+		for i, a := range answers {
+			switch {
+			case a.truth.Error != "":
+			case hashErrs[i] != nil:
 				t.Problems = append(t.Problems, fmt.Sprintf("%s: HashKV on %s: %v", ProblemHash, a.truth.Pod, hashErrs[i]))
-				continue
+			default:
+				t.Pods[i].Hash = a.hash
 			}
-			t.Pods[slices.IndexFunc(t.Pods, func(p PodTruth) bool { return p.Pod == a.truth.Pod })].Hash = a.hash
 		}
 	}
 	t.Problems = append(t.Problems, t.judge(want)...)
 	if c.membership != nil && !listedAt.IsZero() {
 		c.membership.observe(t, listedAt)
 	}
-	switch {
-	case len(want.Data) == 0:
-	case len(answering) == 0:
-		// Unread is not kept: the data is judged lost until a member shows it.
-		t.Problems = append(t.Problems, fmt.Sprintf("%s: none of %d keys could be read: no member answered", ProblemData, len(want.Data)))
-	default:
-		t.Problems = append(t.Problems, checkData(ctx, answering[0].cli, want.Data)...)
+	if len(want.Data) > 0 {
+		t.Problems = append(t.Problems, checkData(ctx, answering, want.Data)...)
 	}
 	if took := time.Since(began); took > slowGroundTruth && c.membership != nil {
 		c.membership.slowProbe(began, took, answers)
@@ -208,15 +209,25 @@ func (a *memberAnswer) hashKV(ctx context.Context, rev int64) error {
 	})
 }
 
-func checkData(ctx context.Context, cli *clientv3.Client, data map[string]string) []string {
+// checkData reads each key through the answering members in turn, until
+// one answers: a key is lost only when a member shows it gone or changed;
+// one that no member could read is unread, which proves nothing either way.
+func checkData(ctx context.Context, answering []*memberAnswer, data map[string]string) []string {
 	var problems []string
 	for _, k := range slices.Sorted(maps.Keys(data)) {
-		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-		resp, err := cli.Get(pctx, k)
-		cancel()
+		var resp *clientv3.GetResponse
+		err := fmt.Errorf("no member answered")
+		for _, a := range answering {
+			pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+			resp, err = a.cli.Get(pctx, k)
+			cancel()
+			if err == nil {
+				break
+			}
+		}
 		switch {
 		case err != nil:
-			problems = append(problems, fmt.Sprintf("%s: read %s: %v", ProblemData, k, err))
+			problems = append(problems, fmt.Sprintf("%s: read %s: %v", ProblemUnread, k, err))
 		case len(resp.Kvs) == 0:
 			problems = append(problems, fmt.Sprintf("%s: %s is gone", ProblemData, k))
 		case string(resp.Kvs[0].Value) != data[k]:

@@ -57,6 +57,8 @@ const (
 	ProblemVersion     = "version"
 	ProblemHash        = "hash mismatch"
 	ProblemData        = "data lost"
+	// ProblemUnread: a key no member could be asked for; not a loss.
+	ProblemUnread      = "data unread"
 	ProblemClaims      = "operator claims"
 	ProblemUnreachable = "member unreachable"
 )

@@ -131,7 +131,7 @@ func (m *membershipWatch) slowProbe(began time.Time, took time.Duration, answers
 	for _, a := range answers {
 		parts = append(parts, a.truth.Pod+": "+strings.Join(a.steps, ", "))
 	}
-	m.record(report.Event{Time: began, Source: report.SourceEtcd, Object: m.object, Reason: "SlowGroundTruth",
+	m.record(report.Event{Time: began, Source: report.SourceSuite, Object: m.object, Reason: "SlowGroundTruth",
 		Message: fmt.Sprintf("the suite's ground-truth probe took %.1f s (%s)", took.Seconds(), strings.Join(parts, "; ")),
 		Level:   report.LevelNormal})
 }

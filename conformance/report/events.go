@@ -39,6 +39,9 @@ const (
 	// ground-truth probes when the suite polled them (not when it
 	// happened).
 	SourceEtcd EventSource = "etcd"
+	// SourceSuite: the suite's own work, where it costs time inside a
+	// timed figure (a slow ground-truth probe).
+	SourceSuite EventSource = "suite"
 )
 
 // EventLevel sorts events as Kubernetes does: Normal or Warning.

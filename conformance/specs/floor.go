@@ -47,7 +47,9 @@ func FloorSpec(ctx SpecContext, inputGetter func() FloorSpecInput) {
 			return
 		}
 		if f != nil {
-			Expect(f.DiscardMemberPods(ctx)).To(Succeed())
+			if err := f.DiscardMemberPods(ctx); err != nil {
+				GinkgoWriter.Printf("discarding the floor's member pods: %v\n", err)
+			}
 		}
 		e.DeleteNamespace(ctx, ns, e.Config.GetIntervals(FloorCheck, "namespace-deleted")...)
 	})

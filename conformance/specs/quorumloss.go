@@ -78,7 +78,7 @@ func QuorumLossSpec(ctx SpecContext, inputGetter func() QuorumLossSpecInput) {
 	if !durable {
 		loseMajority()
 		expectWithin(rep, check, "recovery", recovery, e.Config.Budget("quorum-loss/recovery"))
-		lost := lostMarkers(ctx, c, whole, markers)
+		lost := lostMarkers(ctx, c, whole, markers, e.Config.GetIntervals(check, "members-ready")...)
 		rep.Note(check, "lossy claim: %d of %d acknowledged marker writes survived the quorum loss (counted, not judged)",
 			len(markers)-len(lost), len(markers))
 		res := withTraffic(ctx, trafficInput{Env: e, Report: rep, Cluster: c, Check: check, Phase: "after-recovery"}, func() {})
@@ -88,7 +88,7 @@ func QuorumLossSpec(ctx SpecContext, inputGetter func() QuorumLossSpecInput) {
 	limits := framework.TrafficLimits{MaxWriteGap: e.Config.Budget("quorum-loss/recovery"), FaultInjected: true}
 	res := withTraffic(ctx, trafficInput{Env: e, Report: rep, Cluster: c, Check: check, Phase: check, Limits: limits}, func() {
 		loseMajority()
-		if lost := lostMarkers(ctx, c, whole, markers); len(lost) > 0 {
+		if lost := lostMarkers(ctx, c, whole, markers, e.Config.GetIntervals(check, "members-ready")...); len(lost) > 0 {
 			Fail(fmt.Sprintf("acknowledged writes lost: %d of %d markers written before the quorum loss: %s",
 				len(lost), len(markers), strings.Join(lost, "; ")))
 		}
@@ -97,13 +97,19 @@ func QuorumLossSpec(ctx SpecContext, inputGetter func() QuorumLossSpecInput) {
 	expectTraffic(res, check)
 }
 
-// lostMarkers reads the markers back through every member and lists the
-// ones that are gone or changed.
-func lostMarkers(ctx SpecContext, c *framework.EtcdCluster, whole framework.Want, markers map[string]string) []string {
+// lostMarkers reads the markers back and lists the ones that are gone or
+// changed. A marker no member answered for is read again until one does:
+// unread is not lost, and not kept either.
+func lostMarkers(ctx SpecContext, c *framework.EtcdCluster, whole framework.Want, markers map[string]string, intervals ...any) []string {
 	want := whole
 	want.Data = markers
-	truth, err := c.GroundTruth(ctx, want)
-	Expect(err).NotTo(HaveOccurred())
+	var truth framework.Truth
+	Eventually(ctx, func(g Gomega) {
+		var err error
+		truth, err = c.GroundTruth(ctx, want)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(truth.Problems).NotTo(ContainElement(HavePrefix(framework.ProblemUnread)), "markers no member could be asked for")
+	}).WithTimeout(intervals[0].(time.Duration)).WithPolling(intervals[1].(time.Duration)).Should(Succeed())
 	var lost []string
 	for _, p := range truth.Problems {
 		if strings.HasPrefix(p, framework.ProblemData) {

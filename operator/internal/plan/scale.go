@@ -91,7 +91,8 @@ func pickVictim(o Observed, live []Member, version string) (Member, bool) {
 // moveLeaderAway hands leadership to a healthy voter, an up-to-date one
 // first, then the most caught up: raft drops every proposal while a transfer
 // is under way, and the transfer lasts until the target's log matches the
-// leader's, so the follower with the longest log shortens that window.
+// leader's, so the follower furthest along (highest committed index in its
+// last status) shortens that window.
 func moveLeaderAway(o Observed, live []Member, version string, leader Member) (Action, bool) {
 	var target *Member
 	better := func(m, than Member) bool {

@@ -54,8 +54,9 @@ type Member struct {
 	// Healthy is true when the member answered a status request without errors
 	// and knows a leader.
 	Healthy bool
-	// RaftIndex is the last index of the member's raft log when it answered:
-	// among followers, the highest is the most caught up with the leader.
+	// RaftIndex is the raft index the member had committed when it last
+	// answered a status: among followers, the highest is roughly the most
+	// caught up with the leader.
 	RaftIndex uint64
 }
 
