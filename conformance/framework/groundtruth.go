@@ -22,6 +22,12 @@ const probeTimeout = 5 * time.Second
 // need not wait the full probeTimeout for it.
 const statusTimeout = 3 * time.Second
 
+// unreadyStatusTimeout is statusTimeout for a pod its kubelet does not find
+// ready: most often a new member whose etcd does not serve yet. Waiting the
+// full statusTimeout for it would hold every probe of a check that waits for
+// that member, and delay the moment the check sees it ready.
+const unreadyStatusTimeout = time.Second
+
 // slowGroundTruth is how long a ground truth may take before the check's
 // timeline says so: the timed checks wait on these probes, so a slow one
 // is the suite's cost inside an operator's figure.
@@ -60,7 +66,11 @@ func (c *EtcdCluster) GroundTruth(ctx context.Context, want Want) (Truth, error)
 	answers := make([]*memberAnswer, len(probed))
 	var wg sync.WaitGroup
 	for i, p := range probed {
-		wg.Go(func() { answers[i] = c.askStatus(ctx, p.Name) })
+		timeout := statusTimeout
+		if !podReady(p) {
+			timeout = unreadyStatusTimeout
+		}
+		wg.Go(func() { answers[i] = c.askStatus(ctx, p.Name, timeout) })
 	}
 	wg.Wait()
 	defer func() {
@@ -147,8 +157,9 @@ func (a *memberAnswer) timed(step string, do func() error) error {
 	return err
 }
 
-// askStatus opens a client of the pod's member and asks its status.
-func (c *EtcdCluster) askStatus(ctx context.Context, pod string) *memberAnswer {
+// askStatus opens a client of the pod's member and asks its status,
+// waiting at most timeout for the connection and the answer.
+func (c *EtcdCluster) askStatus(ctx context.Context, pod string, timeout time.Duration) *memberAnswer {
 	a := &memberAnswer{truth: PodTruth{Pod: pod}}
 	err := a.timed("port-forward", func() error {
 		local, stop, err := c.forwardToMember(pod)
@@ -161,7 +172,7 @@ func (c *EtcdCluster) askStatus(ctx context.Context, pod string) *memberAnswer {
 	})
 	if err == nil {
 		err = a.timed("status", func() error {
-			pctx, cancel := context.WithTimeout(ctx, statusTimeout)
+			pctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
 			st, err := a.cli.Status(pctx, a.cli.Endpoints()[0])
 			if err != nil {
