@@ -43,7 +43,9 @@ func TestGroundTruthAsksASilentMemberOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Ready, as a member is until its kubelet sees it stop.
 		created.Status.Phase = corev1.PodRunning
+		created.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
 		if _, err := e.Kube.CoreV1().Pods(c.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
