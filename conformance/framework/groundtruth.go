@@ -133,19 +133,17 @@ func (c *EtcdCluster) GroundTruth(ctx context.Context, want Want) (Truth, error)
 // memberAnswer is one member pod's client and what it answered; steps
 // keeps how long each question took, for a probe that was slow.
 type memberAnswer struct {
-	cli   *clientv3.Client
-	stop  func()
-	truth PodTruth
-	hash  uint32
-	steps []string
+	cli *clientv3.Client
+	// closeClient closes cli and its port-forward; nil when none opened.
+	closeClient func()
+	truth       PodTruth
+	hash        uint32
+	steps       []string
 }
 
 func (a *memberAnswer) close() {
-	if a.cli != nil {
-		_ = a.cli.Close()
-	}
-	if a.stop != nil {
-		a.stop()
+	if a.closeClient != nil {
+		a.closeClient()
 	}
 }
 
@@ -161,13 +159,8 @@ func (a *memberAnswer) timed(step string, do func() error) error {
 // waiting at most timeout for the connection and the answer.
 func (c *EtcdCluster) askStatus(ctx context.Context, pod string, timeout time.Duration) *memberAnswer {
 	a := &memberAnswer{truth: PodTruth{Pod: pod}}
-	err := a.timed("port-forward", func() error {
-		local, stop, err := c.forwardToMember(pod)
-		if err != nil {
-			return err
-		}
-		a.stop = stop
-		a.cli, err = clientv3.New(c.ClientConfig(local))
+	err := a.timed("port-forward", func() (err error) {
+		a.cli, a.closeClient, err = c.memberClient(pod)
 		return err
 	})
 	if err == nil {
