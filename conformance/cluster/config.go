@@ -108,6 +108,28 @@ func (s Spec) version() (*version.Version, error) {
 // as v1beta3; older releases read v1beta2, and a patch must say so to apply.
 var kubeadmV1Beta2Before = version.MustParseGeneric("v1.23.0")
 
+// kubeadmV1Beta2From is the first release whose kubeadm reads v1beta2.
+// kubeadm 1.13 and 1.14 read v1beta1, whose fields kind's v1beta2 template
+// uses are the same: a JSON patch on each node relabels those documents.
+// Older kubeadm reads v1alpha3 (1.12) or v1alpha2 (1.11), laid out otherwise.
+var (
+	kubeadmV1Beta2From = version.MustParseGeneric("v1.15.0")
+	kubeadmV1Beta1From = version.MustParseGeneric("v1.13.0")
+)
+
+// kubeadmV1Beta1Patches relabel kind's v1beta2 kubeadm documents as v1beta1.
+// They go on each node, after its own patches, which still match v1beta2.
+func kubeadmV1Beta1Patches() []v1alpha4.PatchJSON6902 {
+	var patches []v1alpha4.PatchJSON6902
+	for _, kind := range []string{"ClusterConfiguration", "InitConfiguration", "JoinConfiguration"} {
+		patches = append(patches, v1alpha4.PatchJSON6902{
+			Group: "kubeadm.k8s.io", Version: "v1beta2", Kind: kind,
+			Patch: `[{"op": "replace", "path": "/apiVersion", "value": "kubeadm.k8s.io/v1beta1"}]`,
+		})
+	}
+	return patches
+}
+
 // kubeletFailsOnCgroupV1From is the first release whose kubelet refuses to
 // start on a cgroup v1 host unless its configuration says failCgroupV1:
 // false (KEP-5573); kind v0.33 does not say it. Many CI hosts and this
@@ -126,6 +148,9 @@ func (s Spec) KindConfig() (*v1alpha4.Cluster, error) {
 	v, err := s.version()
 	if err != nil {
 		return nil, err
+	}
+	if v.LessThan(kubeadmV1Beta1From) {
+		return nil, fmt.Errorf("Kubernetes v%s: its kubeadm reads configuration older than kubeadm.k8s.io/v1beta1, which kind does not write; v%s is the oldest release this suite can make a cluster of", v, kubeadmV1Beta1From)
 	}
 	apiVersionLine := ""
 	if v.LessThan(kubeadmV1Beta2Before) {
@@ -150,6 +175,11 @@ func (s Spec) KindConfig() (*v1alpha4.Cluster, error) {
 	}
 	for range s.Workers {
 		cfg.Nodes = append(cfg.Nodes, v1alpha4.Node{Role: v1alpha4.WorkerRole})
+	}
+	if v.LessThan(kubeadmV1Beta2From) {
+		for i := range cfg.Nodes {
+			cfg.Nodes[i].KubeadmConfigPatchesJSON6902 = kubeadmV1Beta1Patches()
+		}
 	}
 	if s.RegistryMirror != "" {
 		// containerd reads hosts.toml files at each pull: the mirror may

@@ -152,3 +152,44 @@ func TestKindConfigNamesTheCoreDNSTheNodeHolds(t *testing.T) {
 		}
 	}
 }
+
+// kubeadm 1.13 and 1.14 read kubeadm.k8s.io/v1beta1: every node's kubeadm
+// documents are relabelled, after the node's own patches (which name v1beta2,
+// the version kind writes). Older releases are refused, saying why.
+func TestKindConfigRelabelsKubeadmConfigForV1Beta1(t *testing.T) {
+	spec := Spec{Name: "old", NodeImage: "etcdproof/kind-node:v1.14.10", Workers: 2, KubeRouterImage: "k", Dir: t.TempDir()}
+	cfg, err := spec.KindConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range cfg.Nodes {
+		kinds := map[string]bool{}
+		for _, p := range n.KubeadmConfigPatchesJSON6902 {
+			if p.Group == "kubeadm.k8s.io" && p.Version == "v1beta2" && strings.Contains(p.Patch, `"value": "kubeadm.k8s.io/v1beta1"`) {
+				kinds[p.Kind] = true
+			}
+		}
+		if !kinds["ClusterConfiguration"] || !kinds["InitConfiguration"] || !kinds["JoinConfiguration"] {
+			t.Errorf("node %d (%s) relabels %v, want the cluster, init and join configurations", i, n.Role, kinds)
+		}
+	}
+	if !strings.Contains(cfg.Nodes[0].KubeadmConfigPatches[0], "apiVersion: kubeadm.k8s.io/v1beta2") {
+		t.Errorf("the control plane's own patch must still match kind's v1beta2 document:\n%s", cfg.Nodes[0].KubeadmConfigPatches[0])
+	}
+
+	for _, image := range []string{"etcdproof/kind-node:v1.15.12", "etcdproof/kind-node:v1.34.4"} {
+		spec.NodeImage = image
+		cfg, err := spec.KindConfig()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := cfg.Nodes[0].KubeadmConfigPatchesJSON6902; len(p) != 0 {
+			t.Errorf("%s: relabelling patches %+v, want none", image, p)
+		}
+	}
+
+	spec.NodeImage = "etcdproof/kind-node:v1.12.10"
+	if _, err := spec.KindConfig(); err == nil || !strings.Contains(err.Error(), "v1.13.0 is the oldest") {
+		t.Errorf("1.12: err = %v, want the oldest release named", err)
+	}
+}
