@@ -117,10 +117,21 @@ import_image() {
   rm -rf "$work"
 }
 
+# assemble_and_import is one step, so that a second run (another era's node,
+# which shares this base) waits for the image as a whole: as two steps, it
+# assembled the folder again while the first run's import was reading it.
+assemble_and_import() {
+  if image_exists "$KIND_BASE_IMAGE"; then
+    echo "$KIND_BASE_IMAGE was made by another run meanwhile"
+    return 0
+  fi
+  assemble
+  import_image
+}
+
 build_base() {
   step "debootstrap-$DEBIAN_SUITE" "$rootfs/usr/sbin/runc" debootstrap_rootfs
-  step "kind-base-assemble-$base_id" "" assemble
-  step "kind-base-import-$base_id" "" import_image
+  step "kind-base-$base_id" "" assemble_and_import
 }
 
 if [[ "${1:-}" == rootfs ]]; then
