@@ -22,6 +22,13 @@ export ETCDPROOF_NODE_K8S=$version
 node_pins "$version"
 
 "$ETCDPROOF_ROOT/scripts/host-setup.sh"
+# Kubelets before 1.19 run on cgroup v1 only (kind's known issue "Failure to
+# Create Cluster with Cgroups v2"): say so before building a node for 20 min.
+minor=${version#v1.}
+minor=${minor%%.*}
+if ((minor < 19)) && [[ "$(docker info --format '{{.CgroupVersion}}' 2>/dev/null)" == 2 ]]; then
+  die "Kubernetes $version needs a cgroup v1 host: kubelets before 1.19 do not run on cgroup v2, which this Docker uses (docker info: CgroupVersion 2). Run this era on a cgroup v1 host (README \"Kubernetes eras\")"
+fi
 mode=$(substrate_mode)
 if [[ $mode == online ]] && ! online_node_image "$version" >/dev/null 2>&1; then
   log "kind $KIND_VERSION publishes no node image for Kubernetes $version: building it here (offline mode)"
