@@ -33,13 +33,17 @@ fi
 
 # keep_run REPORT PROFILE: archive a run's report under the Kubernetes version
 # it ran on (the report says which), replacing that profile's earlier run there.
+# The files the report names (histories, visualizations) stay behind: they are
+# named relative to the run's report folder, which is this machine's.
 keep_run() {
   local kube_version dest
   kube_version=$(jq -r '.environment.kubernetes // empty' "$1")
   [[ -n "$kube_version" ]] || die "$1 names no Kubernetes version"
   dest="$archive_dir/$kube_version/$2"
   mkdir -p "$dest"
-  jq 'del(.checks[]?.events)' "$1" >"$dest/report.json.tmp"
+  jq --arg dir "$(cd "$(dirname "$1")" && pwd)/" \
+    'del(.checks[]?.events) | walk(if type == "string" then split($dir) | join("") else . end)' \
+    "$1" >"$dest/report.json.tmp"
   mv "$dest/report.json.tmp" "$dest/report.json"
   log "== results: kept in ${dest#"$ETCDPROOF_ROOT"/}"
 }
