@@ -43,12 +43,50 @@ func (k *Kind) installAddons(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := forwardDNSUpstream(ctx, r); err != nil {
+		return err
+	}
+	if err := labelNodesOS(ctx, r); err != nil {
+		return err
+	}
 	v, err := k.spec.version()
 	if err != nil {
 		return err
 	}
 	if v.LessThan(storagePriorityFixedFrom) {
 		return dropStoragePriority(ctx, r)
+	}
+	return nil
+}
+
+// forwardDNSUpstream turns kubeadm 1.13's Corefile line `proxy .
+// /etc/resolv.conf` into `forward`: offline old nodes hold CoreDNS 1.6.2
+// (Spec.DNSImageTag), which dropped the proxy plugin in 1.5 and exits with
+// "Unknown directive 'proxy'". Its crash-looping pods are deleted, so the
+// Deployment starts them again on the new Corefile now rather than after
+// their back-off.
+func forwardDNSUpstream(ctx context.Context, r *resources.Resources) error {
+	var cm corev1.ConfigMap
+	if err := r.Get(ctx, "coredns", "kube-system", &cm); err != nil {
+		return fmt.Errorf("CoreDNS's Corefile: %w", err)
+	}
+	const proxy, forward = "\n    proxy . ", "\n    forward . "
+	corefile := cm.Data["Corefile"]
+	if !strings.Contains(corefile, proxy) {
+		return nil
+	}
+	cm.Data["Corefile"] = strings.Replace(corefile, proxy, forward, 1)
+	if err := r.Update(ctx, &cm); err != nil {
+		return fmt.Errorf("CoreDNS's Corefile: %w", err)
+	}
+	var pods corev1.PodList
+	if err := r.WithNamespace("kube-system").List(ctx, &pods, resources.WithLabelSelector("k8s-app=kube-dns")); err != nil {
+		return fmt.Errorf("CoreDNS's pods: %w", err)
+	}
+	for i := range pods.Items {
+		if err := r.Delete(ctx, &pods.Items[i]); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("restarting CoreDNS pod %s: %w", pods.Items[i].Name, err)
+		}
 	}
 	return nil
 }
@@ -69,6 +107,29 @@ func installKubeRouter(ctx context.Context, r *resources.Resources, image string
 	err := decoder.DecodeEach(ctx, bytes.NewReader(kindconfigs.KubeRouter), decoder.CreateIgnoreAlreadyExists(r), setImage)
 	if err != nil {
 		return fmt.Errorf("installing kube-router %s: %w", image, err)
+	}
+	return nil
+}
+
+// labelNodesOS gives each node the kubernetes.io/os label kubelets set from
+// 1.14 on, copied from beta.kubernetes.io/os: a 1.13 kubelet sets only the
+// beta label, and kind's local-path-provisioner (like most workloads since)
+// selects kubernetes.io/os, so it would stay Pending.
+func labelNodesOS(ctx context.Context, r *resources.Resources) error {
+	var nodes corev1.NodeList
+	if err := r.List(ctx, &nodes); err != nil {
+		return fmt.Errorf("listing nodes: %w", err)
+	}
+	for i := range nodes.Items {
+		n := &nodes.Items[i]
+		stable, beta := n.Labels[corev1.LabelOSStable], n.Labels["beta.kubernetes.io/os"]
+		if stable != "" || beta == "" {
+			continue
+		}
+		n.Labels[corev1.LabelOSStable] = beta
+		if err := r.Update(ctx, n); err != nil {
+			return fmt.Errorf("labelling node %s %s=%s: %w", n.Name, corev1.LabelOSStable, beta, err)
+		}
 	}
 	return nil
 }

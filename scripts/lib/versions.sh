@@ -13,10 +13,11 @@ K8S_1_16=v1.16.15
 # The last release that serves extensions/v1beta1 Deployments, which the
 # book's manifests (coreos etcd-operator v0.9.4) use verbatim.
 K8S_1_15=v1.15.12
-# The newest release before Go modules (pins in Godeps.json: scripts/godeps2gomod)
-# and the oldest that runs here: kubeadm before 1.13 reads v1alpha2/v1alpha3
-# configuration, which kind v0.33 does not write (README "Below 1.15").
+# Releases before Go modules (pins in Godeps.json: scripts/godeps2gomod). 1.13
+# is the oldest that runs here: kubeadm before 1.13 reads v1alpha2/v1alpha3
+# configuration, which kind v0.33 does not write (README "Below 1.13").
 K8S_1_14=v1.14.10
+K8S_1_13=v1.13.12
 # The newest release the module proxy serves: what users certifying an
 # operator today run. Its kubelet needs failCgroupV1: false on a cgroup v1
 # host (conformance/cluster adds it from 1.35).
@@ -109,7 +110,7 @@ MIRRORED_IMAGES="tutum/curl:latest"
 # scripts they call (build-tools.sh, build-base-image.sh) pick the same pins.
 node_pins() {
   case $1 in
-    v1.14.* | v1.15.* | v1.16.*)
+    v1.13.* | v1.14.* | v1.15.* | v1.16.*)
       # kubelet 1.16 speaks CRI v1alpha2 only: containerd 2.x dropped it, 1.6
       # (the last line with it) still serves it and reads kind's version = 2 config.
       CONTAINERD_VERSION=v1.6.38
@@ -127,8 +128,8 @@ node_pins() {
       # which etcdctl 3.3 read and 3.4+ refuses ("too many colons in
       # address"): the kubelet would kill the control plane's etcd every 95 s.
       # Its node's etcdctl drops the brackets of an IPv4 endpoint first.
-      # kubeadm 1.14 lists the same images and names the same probe.
-      if [[ $1 == v1.14.* || $1 == v1.15.* ]]; then
+      # kubeadm 1.13 and 1.14 name the same probe, and CoreDNS 1.2.6 and 1.3.1.
+      if [[ $1 == v1.13.* || $1 == v1.14.* || $1 == v1.15.* ]]; then
         KUBEADM_DNS_IMAGE_TAG=1.6.2
         NODE_ETCDCTL_UNBRACKET_IPV4=1
       fi

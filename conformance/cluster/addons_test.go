@@ -1,0 +1,112 @@
+package cluster
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/e2e-framework/klient/k8s"
+	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
+
+	"github.com/etcdproof/etcdproof/conformance/internal/apiservertest"
+)
+
+// kubeadm 1.13 writes a Corefile whose upstream is `proxy`, which the
+// CoreDNS 1.6.2 of an offline old node refuses ("Unknown directive
+// 'proxy'"): it is rewritten to `forward` and the crash-looping pods are
+// deleted so they start on it now; a Corefile with `forward` (kubeadm 1.14+)
+// and its pods are left alone. Against a real API server.
+func TestForwardDNSUpstream(t *testing.T) {
+	kubeconfig, _ := apiservertest.Start(t)
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := resources.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const kubeadm113 = ".:53 {\n    errors\n    health\n    proxy . /etc/resolv.conf\n    cache 30\n}\n"
+	const kubeadm114 = ".:53 {\n    errors\n    health\n    forward . /etc/resolv.conf\n    cache 30\n}\n"
+
+	for _, tc := range []struct {
+		name, corefile string
+		restarted      bool
+	}{
+		{"kubeadm 1.13", kubeadm113, true},
+		{"kubeadm 1.14", kubeadm114, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "coredns", Namespace: "kube-system"}, Data: map[string]string{"Corefile": tc.corefile}}
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: "coredns-1", Namespace: "kube-system", Labels: map[string]string{"k8s-app": "kube-dns"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "coredns", Image: "k8s.gcr.io/coredns:1.2.6"}}},
+			}
+			for _, obj := range []k8s.Object{cm, pod} {
+				if err := r.Create(ctx, obj); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Cleanup(func() {
+				_ = r.Delete(ctx, cm)
+				_ = r.Delete(ctx, pod)
+			})
+
+			if err := forwardDNSUpstream(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+
+			var got corev1.ConfigMap
+			if err := r.Get(ctx, "coredns", "kube-system", &got); err != nil {
+				t.Fatal(err)
+			}
+			if c := got.Data["Corefile"]; strings.Contains(c, "proxy") || !strings.Contains(c, "    forward . /etc/resolv.conf\n") {
+				t.Errorf("Corefile after the rewrite:\n%s", c)
+			}
+			err := r.Get(ctx, pod.Name, pod.Namespace, &corev1.Pod{})
+			if restarted := apierrors.IsNotFound(err); restarted != tc.restarted {
+				t.Errorf("pod deleted: %v (get: %v), want %v", restarted, err, tc.restarted)
+			}
+		})
+	}
+}
+
+// A 1.13 kubelet labels its node beta.kubernetes.io/os only: the node gets
+// kubernetes.io/os too, as kubelets set it from 1.14; a node that has it
+// keeps its own. Against a real API server.
+func TestLabelNodesOS(t *testing.T) {
+	kubeconfig, _ := apiservertest.Start(t)
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := resources.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	old := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kubelet-1-13", Labels: map[string]string{"beta.kubernetes.io/os": "linux"}}}
+	current := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kubelet-1-34", Labels: map[string]string{"beta.kubernetes.io/os": "linux", "kubernetes.io/os": "windows"}}}
+	for _, n := range []*corev1.Node{old, current} {
+		if err := r.Create(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := labelNodesOS(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"kubelet-1-13": "linux", "kubelet-1-34": "windows"} {
+		var n corev1.Node
+		if err := r.Get(ctx, name, "", &n); err != nil {
+			t.Fatal(err)
+		}
+		if got := n.Labels["kubernetes.io/os"]; got != want {
+			t.Errorf("node %s: kubernetes.io/os=%q, want %q", name, got, want)
+		}
+	}
+}
