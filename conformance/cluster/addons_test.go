@@ -21,15 +21,7 @@ import (
 // deleted so they start on it now; a Corefile with `forward` (kubeadm 1.14+)
 // and its pods are left alone. Against a real API server.
 func TestForwardDNSUpstream(t *testing.T) {
-	kubeconfig, _ := apiservertest.Start(t)
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := resources.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := startAPIServer(t)
 	ctx := context.Background()
 	const kubeadm113 = ".:53 {\n    errors\n    health\n    proxy . /etc/resolv.conf\n    cache 30\n}\n"
 	const kubeadm114 = ".:53 {\n    errors\n    health\n    forward . /etc/resolv.conf\n    cache 30\n}\n"
@@ -80,15 +72,7 @@ func TestForwardDNSUpstream(t *testing.T) {
 // kubernetes.io/os too, as kubelets set it from 1.14; a node that has it
 // keeps its own. Against a real API server.
 func TestLabelNodesOS(t *testing.T) {
-	kubeconfig, _ := apiservertest.Start(t)
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := resources.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := startAPIServer(t)
 	ctx := context.Background()
 	old := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kubelet-1-13", Labels: map[string]string{"beta.kubernetes.io/os": "linux"}}}
 	current := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kubelet-1-34", Labels: map[string]string{"beta.kubernetes.io/os": "linux", "kubernetes.io/os": "windows"}}}
@@ -109,4 +93,19 @@ func TestLabelNodesOS(t *testing.T) {
 			t.Errorf("node %s: kubernetes.io/os=%q, want %q", name, got, want)
 		}
 	}
+}
+
+// startAPIServer runs a real kube-apiserver for the test and returns a client of it.
+func startAPIServer(t *testing.T) *resources.Resources {
+	t.Helper()
+	kubeconfig, _ := apiservertest.Start(t)
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := resources.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
