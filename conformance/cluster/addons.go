@@ -66,18 +66,12 @@ func (k *Kind) installAddons(ctx context.Context) error {
 // Deployment starts them again on the new Corefile now rather than after
 // their back-off.
 func forwardDNSUpstream(ctx context.Context, r *resources.Resources) error {
-	var cm corev1.ConfigMap
-	if err := r.Get(ctx, "coredns", "kube-system", &cm); err != nil {
+	changed, err := replaceInConfigMap(ctx, r, "kube-system", "coredns", "Corefile", "\n    proxy . ", "\n    forward . ")
+	if err != nil {
 		return fmt.Errorf("CoreDNS's Corefile: %w", err)
 	}
-	const proxy, forward = "\n    proxy . ", "\n    forward . "
-	corefile := cm.Data["Corefile"]
-	if !strings.Contains(corefile, proxy) {
+	if !changed {
 		return nil
-	}
-	cm.Data["Corefile"] = strings.Replace(corefile, proxy, forward, 1)
-	if err := r.Update(ctx, &cm); err != nil {
-		return fmt.Errorf("CoreDNS's Corefile: %w", err)
 	}
 	var pods corev1.PodList
 	if err := r.WithNamespace("kube-system").List(ctx, &pods, resources.WithLabelSelector("k8s-app=kube-dns")); err != nil {
@@ -141,17 +135,25 @@ var storagePriorityFixedFrom = version.MustParseGeneric("v1.17.0")
 // dropStoragePriority lets local-path-provisioner's helper pods start on
 // releases before 1.17, which admit system-node-critical only in kube-system.
 func dropStoragePriority(ctx context.Context, r *resources.Resources) error {
-	var cm corev1.ConfigMap
-	if err := r.Get(ctx, "local-path-config", "local-path-storage", &cm); err != nil {
+	if _, err := replaceInConfigMap(ctx, r, "local-path-storage", "local-path-config", "helperPod.yaml", "\n  priorityClassName: system-node-critical", ""); err != nil {
 		return fmt.Errorf("local-path-provisioner's config: %w", err)
 	}
-	const line = "\n  priorityClassName: system-node-critical"
-	helper := cm.Data["helperPod.yaml"]
-	if !strings.Contains(helper, line) {
-		return nil
+	return nil
+}
+
+// replaceInConfigMap replaces the first old in the ConfigMap's data key with
+// new and says whether old was there (nothing is written when it was not).
+func replaceInConfigMap(ctx context.Context, r *resources.Resources, namespace, name, key, old, new string) (bool, error) {
+	var cm corev1.ConfigMap
+	if err := r.Get(ctx, name, namespace, &cm); err != nil {
+		return false, err
 	}
-	cm.Data["helperPod.yaml"] = strings.Replace(helper, line, "", 1)
-	return r.Update(ctx, &cm)
+	value := cm.Data[key]
+	if !strings.Contains(value, old) {
+		return false, nil
+	}
+	cm.Data[key] = strings.Replace(value, old, new, 1)
+	return true, r.Update(ctx, &cm)
 }
 
 // waitForSystem waits until every node is Ready and the system workloads
