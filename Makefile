@@ -29,7 +29,8 @@ vet: ## Run go vet.
 
 # The operator's integration tests run on three control planes: the current
 # Kubernetes, TEST_OLD_K8S (the oldest built here) with the apiextensions
-# v1beta1 CRD old clusters need, and TEST_NEW_K8S (the newest). Setting one
+# v1beta1 CRD old clusters need and the v1beta1 Leases 1.13 has only, and
+# TEST_NEW_K8S (the newest). Setting one
 # empty (TEST_OLD_K8S=) skips its leg.
 TEST_OLD_K8S ?= v1.16.15
 TEST_NEW_K8S ?= v1.37.2
@@ -46,7 +47,7 @@ test: test-assets ## Unit and integration tests (real kube-apiserver, etcd, S3 o
 		ETCDPROOF_CHROMIUM="$${ETCDPROOF_CHROMIUM:-$$(scripts/ensure-tool.sh chromium 2>/dev/null)}" \
 		$(GO) test ./... -count=1
 	$(if $(TEST_OLD_K8S),KUBEBUILDER_ASSETS="$$(scripts/test-assets.sh $(TEST_OLD_K8S) 2>/dev/null)" ETCDPROOF_TEST_CRDS=legacy \
-		$(GO) test ./operator/internal/controller/ -count=1)
+		$(GO) test ./operator/internal/controller/ ./operator/internal/kubecompat/ -count=1)
 	$(if $(TEST_NEW_K8S),KUBEBUILDER_ASSETS="$$(scripts/test-assets.sh $(TEST_NEW_K8S) 2>/dev/null)" \
 		$(GO) test ./operator/internal/controller/ -count=1)
 

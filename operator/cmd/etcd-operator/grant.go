@@ -7,6 +7,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
@@ -21,6 +22,9 @@ type grant struct {
 	// watched is the namespace whose clusters are managed, "" for all.
 	watched     string
 	leaderElect bool
+	// leaseLock is the leader-election lock where the manager's own cannot
+	// serve (nil: the manager builds it).
+	leaseLock resourcelock.Interface
 	// statusWithObject: etcdclusters/status may not be written, status goes
 	// with the object (and --create-crd leaves the status subresource out).
 	statusWithObject bool
@@ -39,7 +43,7 @@ type grant struct {
 }
 
 // fitGrant decides the grant-dependent behaviour and logs each fallback once.
-func fitGrant(ctx context.Context, access *kubecompat.Access, o options, log logger) (grant, error) {
+func fitGrant(ctx context.Context, restCfg *rest.Config, access *kubecompat.Access, o options, log logger) (grant, error) {
 	g := grant{leaderElect: o.leaderElect, watched: o.namespace}
 	if o.clusterWide {
 		g.watched = ""
@@ -54,6 +58,20 @@ func fitGrant(ctx context.Context, access *kubecompat.Access, o options, log log
 			log.Info("leader election off: the operator may not get, create and update Leases (coordination.k8s.io) "+
 				"in its namespace; coreos' Role grants none, and client-go no longer has the Endpoints lock coreos used. "+
 				"Run one replica, or grant Leases", "namespace", o.leaderElectionNamespace)
+		}
+	}
+	if g.leaderElect {
+		lock, why, err := access.LeaseLockFor(restCfg, o.leaderElectionNamespace, leaderElectionID)
+		if err != nil {
+			return g, err
+		}
+		switch {
+		case why != "":
+			g.leaderElect = false
+			log.Info("leader election off: "+why+". Run one replica", "namespace", o.leaderElectionNamespace)
+		case lock != nil:
+			g.leaseLock = lock
+			log.Info("electing the leader with a coordination.k8s.io/v1beta1 Lease: the API server serves no v1 Leases (Kubernetes before 1.14)")
 		}
 	}
 

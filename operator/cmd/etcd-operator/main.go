@@ -129,6 +129,9 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 	return o, zapOpts, nil
 }
 
+// leaderElectionID names the Lease the replicas elect their leader with.
+const leaderElectionID = "etcd-operator.etcd.database.coreos.com"
+
 // envWatchNamespace is where Operator Lifecycle Manager's convention puts
 // the namespaces an operator is to watch (the OperatorGroup's targets, from
 // the pod's olm.targetNamespaces annotation): one namespace, or "" for all.
@@ -207,7 +210,7 @@ func run(ctx context.Context, restCfg *rest.Config, gates *kubecompat.Gates, o o
 	if err != nil {
 		return err
 	}
-	g, err := fitGrant(ctx, access, o, log)
+	g, err := fitGrant(ctx, restCfg, access, o, log)
 	if err != nil {
 		return err
 	}
@@ -241,8 +244,10 @@ func run(ctx context.Context, restCfg *rest.Config, gates *kubecompat.Gates, o o
 		HealthProbeBindAddress:  o.probeAddr,
 		PprofBindAddress:        o.pprofAddr,
 		LeaderElection:          g.leaderElect,
-		LeaderElectionID:        "etcd-operator.etcd.database.coreos.com",
+		LeaderElectionID:        leaderElectionID,
 		LeaderElectionNamespace: o.leaderElectionNamespace,
+		// Set only where the API server serves no v1 Leases (see fitGrant).
+		LeaderElectionResourceLockInterface: g.leaseLock,
 		// Leadership is handed over at shutdown so a rollout does not wait for the lease to expire.
 		LeaderElectionReleaseOnCancel: true,
 		Controller:                    config.Controller{SkipNameValidation: &o.skipNameValidation},
