@@ -98,6 +98,7 @@ func NewEnv(ctx context.Context, opts Options, p *profile.Profile, c *profile.Co
 	if err != nil {
 		return nil, fmt.Errorf("the API server does not answer (context %q): %w", opts.Context, err)
 	}
+	fitListsTo(v.GitVersion)
 	return &Env{Opts: opts, Profile: p, Config: c, REST: cfg, Kube: kube, Dynamic: dyn, Disc: kube.Discovery(), ServerVersion: v.GitVersion, RunAgent: runAgent,
 		mapper: newMapper(kube.Discovery())}, nil
 }
