@@ -10,11 +10,16 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	coordinationv1beta1 "k8s.io/api/coordination/v1beta1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	coordinationv1beta1client "k8s.io/client-go/kubernetes/typed/coordination/v1beta1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/client-go/tools/record"
 )
 
 // LeaseLockFor returns the lock leader election holds in namespace under
@@ -48,10 +53,13 @@ func (a *Access) LeaseLockFor(cfg *rest.Config, namespace, name string) (lock re
 const leaderElectionTimeout = 5 * time.Second
 
 // LeaseV1Beta1Lock is client-go's Lease lock (resourcelock.LeaseLock) on
-// coordination.k8s.io/v1beta1, whose Lease has the same spec as v1's. Its
-// identity is the host name and a UUID, as controller-runtime makes it.
+// coordination.k8s.io/v1beta1, whose Lease has the same spec as v1's. Like
+// the lock controller-runtime builds, its identity is the host name and a
+// UUID, and it records LeaderElection Events through core/v1 (which the
+// leader-election Role grants).
 type LeaseV1Beta1Lock struct {
 	client   coordinationv1beta1client.LeasesGetter
+	recorder record.EventRecorder
 	meta     metav1.ObjectMeta
 	identity string
 	lease    *coordinationv1beta1.Lease
@@ -65,14 +73,19 @@ func NewLeaseV1Beta1Lock(cfg *rest.Config, namespace, name string) (*LeaseV1Beta
 	}
 	cfg = rest.AddUserAgent(rest.CopyConfig(cfg), "leader-election")
 	cfg.Timeout = leaderElectionTimeout
-	client, err := coordinationv1beta1client.NewForConfig(cfg)
+	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
+	identity := host + "_" + string(uuid.NewUUID())
+	// Lives as long as the process, as the manager's own recorder does.
+	events := record.NewBroadcaster()
+	events.StartRecordingToSink(&corev1client.EventSinkImpl{Interface: client.CoreV1().Events("")})
 	return &LeaseV1Beta1Lock{
-		client:   client,
+		client:   client.CoordinationV1beta1(),
+		recorder: events.NewRecorder(clientgoscheme.Scheme, corev1.EventSource{Component: identity}),
 		meta:     metav1.ObjectMeta{Namespace: namespace, Name: name},
-		identity: host + "_" + string(uuid.NewUUID()),
+		identity: identity,
 	}, nil
 }
 
@@ -121,10 +134,17 @@ func (l *LeaseV1Beta1Lock) Update(ctx context.Context, record resourcelock.Leade
 	return nil
 }
 
-// RecordEvent implements resourcelock.Interface. It records nothing: the
-// manager's own lock records LeaderElection Events, but client-go's leader
-// election logs each acquisition too, and this lock serves 1.12–1.13 only.
-func (l *LeaseV1Beta1Lock) RecordEvent(string) {}
+// RecordEvent implements resourcelock.Interface: an Event on the Lease, as
+// client-go's LeaseLock records it.
+func (l *LeaseV1Beta1Lock) RecordEvent(s string) {
+	if l.lease == nil {
+		return
+	}
+	subject := &coordinationv1beta1.Lease{ObjectMeta: l.lease.ObjectMeta}
+	subject.Kind = "Lease"
+	subject.APIVersion = coordinationv1beta1.SchemeGroupVersion.String()
+	l.recorder.Eventf(subject, corev1.EventTypeNormal, "LeaderElection", "%s %s", l.identity, s)
+}
 
 // Describe implements resourcelock.Interface.
 func (l *LeaseV1Beta1Lock) Describe() string {

@@ -44,8 +44,9 @@ func TestLeaseLockForKeepsClientGoLockWhereV1Served(t *testing.T) {
 	}
 }
 
-// Two replicas holding LeaseV1Beta1Locks: one leads, the other waits while
-// the leader renews, and takes over once the leader hands the Lease over.
+// Two replicas holding LeaseV1Beta1Locks: one leads (and an Event says so),
+// the other waits while the leader renews, and takes over once the leader
+// hands the Lease over.
 // Needs an API server serving v1beta1 Leases (1.12–1.21: `make test` runs
 // this package on TEST_OLD_K8S).
 func TestLeaseV1Beta1LockElectsOneLeaderAtATime(t *testing.T) {
@@ -96,6 +97,20 @@ func TestLeaseV1Beta1LockElectsOneLeaderAtATime(t *testing.T) {
 
 	first, firstLock, stopFirst := elect()
 	waitUntil("the first replica leads", first.IsLeader)
+	// An Event on the Lease says so, as client-go's own lock records it.
+	waitUntil("the first replica's LeaderElection Event is recorded", func() bool {
+		events, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		for _, ev := range events.Items {
+			if ev.Reason == "LeaderElection" && ev.InvolvedObject.Kind == "Lease" && ev.InvolvedObject.Name == name &&
+				ev.Message == firstLock.Identity()+" became leader" {
+				return true
+			}
+		}
+		return false
+	})
 
 	second, secondLock, _ := elect()
 	waitUntil("the second replica has read the first's Lease", func() bool { return second.GetLeader() == firstLock.Identity() })
