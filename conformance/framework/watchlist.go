@@ -13,7 +13,9 @@ import (
 // it and never send the bookmark that ends the initial list, so an informer
 // with client-go's WatchListClient on never syncs: on 1.13–1.16 the suite's
 // event recording gave up on every check ("not listed before context
-// deadline exceeded") after waiting out its timeout.
+// deadline exceeded") after waiting out its timeout. The reference operator
+// does the same for its own clients (operator/internal/kubecompat); the suite
+// keeps its own copy, sharing no code with an operator it judges.
 var streamingListsFrom = utilversion.MajorMinor(1, 27)
 
 // watchListGate is client-go's feature gates with WatchListClient switched
