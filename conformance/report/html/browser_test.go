@@ -252,6 +252,29 @@ func checkEventLanes(t *testing.T, rep *report.Report, facts pageFacts) {
 	}
 }
 
+// userDataDir is a profile folder for Chromium, removed after the test. Not
+// t.TempDir: Chromium's helper processes may still write there for a moment
+// after the browser exited (on a busy machine the removal then failed with
+// "directory not empty"), so the removal is retried until it succeeds.
+func userDataDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "chromium-profile-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		deadline := time.Now().Add(30 * time.Second)
+		for err := os.RemoveAll(dir); err != nil; err = os.RemoveAll(dir) {
+			if time.Now().After(deadline) {
+				t.Errorf("removing Chromium's profile: %v", err)
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	return dir
+}
+
 // browse opens a page in headless Chromium in a window of width×height,
 // waits for the element ready names, reads what script returns into facts
 // and takes a screenshot of the window. Anything the browser complains of
@@ -261,7 +284,7 @@ func browse(t *testing.T, page, ready, script string, facts any, width, height i
 	t.Helper()
 	chromium := chromiumPath(t)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(userDataDir(t)),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true), chromedp.WindowSize(int(width), int(height)))...)
 	defer cancelAlloc()
 	ctx, cancel := chromedp.NewContext(allocCtx)
