@@ -30,21 +30,22 @@ import (
 // never starts. why is not empty where no version serves Leases (before 1.12):
 // leader election cannot run there.
 func (a *Access) LeaseLockFor(cfg *rest.Config, namespace, name string) (lock resourcelock.Interface, why string, err error) {
-	for _, gv := range []string{coordinationv1.SchemeGroupVersion.String(), coordinationv1beta1.SchemeGroupVersion.String()} {
-		served, err := a.ServesResource(gv, "leases")
-		if err != nil {
-			return nil, "", fmt.Errorf("discovering the Lease API: %w", err)
-		}
-		if !served {
-			continue
-		}
-		if gv == coordinationv1.SchemeGroupVersion.String() {
-			return nil, "", nil
-		}
-		lock, err := NewLeaseV1Beta1Lock(cfg, namespace, name)
-		return lock, "", err
+	v1, err := a.ServesResource(coordinationv1.SchemeGroupVersion.String(), "leases")
+	if err != nil {
+		return nil, "", fmt.Errorf("discovering the Lease API: %w", err)
 	}
-	return nil, "the API server serves no Leases (coordination.k8s.io, Kubernetes 1.12 and later)", nil
+	if v1 {
+		return nil, "", nil
+	}
+	v1beta1, err := a.ServesResource(coordinationv1beta1.SchemeGroupVersion.String(), "leases")
+	if err != nil {
+		return nil, "", fmt.Errorf("discovering the Lease API: %w", err)
+	}
+	if !v1beta1 {
+		return nil, "the API server serves no Leases (coordination.k8s.io, Kubernetes 1.12 and later)", nil
+	}
+	lock, err = NewLeaseV1Beta1Lock(cfg, namespace, name)
+	return lock, "", err
 }
 
 // leaderElectionTimeout bounds each request of the lock, as controller-runtime
