@@ -27,26 +27,33 @@ fmt: ## Run gofmt on every Go file.
 vet: ## Run go vet.
 	$(GO) vet ./...
 
-# The operator's integration tests run on three control planes: the current
-# Kubernetes, TEST_OLD_K8S (1.16, the oldest whose test assets are built) with
-# the apiextensions v1beta1 CRD old clusters need and the v1beta1 Leases 1.13
-# has only, and TEST_NEW_K8S (the newest). The suite's event recording runs on
-# TEST_OLD_K8S too: API servers before 1.27 have no streaming lists. Setting one
-# empty (TEST_OLD_K8S=) skips its leg.
+# `make test` runs the operator's integration tests on the current Kubernetes
+# only, so that a fresh machine builds one kube-apiserver. The era legs are
+# `make test-eras`: TEST_OLD_K8S (1.16, the oldest whose test assets are built)
+# with the apiextensions v1beta1 CRD old clusters need and the v1beta1 Leases
+# 1.13 has only, plus the suite's event recording (API servers before 1.27 have
+# no streaming lists); and TEST_NEW_K8S (the newest). Setting one empty
+# (TEST_OLD_K8S=) skips its leg.
 TEST_OLD_K8S ?= v1.16.15
 TEST_NEW_K8S ?= v1.37.2
+TEST_ENV = KUBEBUILDER_ASSETS="$$(scripts/test-assets.sh 2>/dev/null)" ETCDPROOF_WEED="$$(scripts/build-seaweedfs.sh 2>/dev/null)" \
+	ETCDPROOF_CHROMIUM="$${ETCDPROOF_CHROMIUM:-$$(scripts/ensure-tool.sh chromium 2>/dev/null)}"
 
 .PHONY: test-assets
-test-assets: ## Build (once) kube-apiserver, etcd and SeaweedFS weed for the integration tests (current, TEST_OLD_K8S and TEST_NEW_K8S); install Debian's chromium for the report.html browser test.
+test-assets: ## Build (once) kube-apiserver, etcd and SeaweedFS weed for the integration tests on the current Kubernetes; install Debian's chromium for the report.html browser test.
 	scripts/test-assets.sh >/dev/null
+
+.PHONY: test
+test: test-assets ## Unit and integration tests on the current Kubernetes (real kube-apiserver, etcd, S3 object store and headless Chromium; no Docker). ETCDPROOF_CHROMIUM=skip leaves out the browser test.
+	$(TEST_ENV) $(GO) test ./... -count=1
+
+.PHONY: test-eras-assets
+test-eras-assets: ## Build (once) the kube-apiservers of TEST_OLD_K8S and TEST_NEW_K8S for test-eras.
 	$(if $(TEST_OLD_K8S),scripts/test-assets.sh $(TEST_OLD_K8S) >/dev/null)
 	$(if $(TEST_NEW_K8S),scripts/test-assets.sh $(TEST_NEW_K8S) >/dev/null)
 
-.PHONY: test
-test: test-assets ## Unit and integration tests (real kube-apiserver, etcd, S3 object store and headless Chromium; no Docker). ETCDPROOF_CHROMIUM=skip leaves out the browser test.
-	KUBEBUILDER_ASSETS="$$(scripts/test-assets.sh 2>/dev/null)" ETCDPROOF_WEED="$$(scripts/build-seaweedfs.sh 2>/dev/null)" \
-		ETCDPROOF_CHROMIUM="$${ETCDPROOF_CHROMIUM:-$$(scripts/ensure-tool.sh chromium 2>/dev/null)}" \
-		$(GO) test ./... -count=1
+.PHONY: test-eras
+test-eras: test-eras-assets ## The operator's integration tests on TEST_OLD_K8S (v1beta1 CRD and Leases, old event lists) and TEST_NEW_K8S.
 	$(if $(TEST_OLD_K8S),KUBEBUILDER_ASSETS="$$(scripts/test-assets.sh $(TEST_OLD_K8S) 2>/dev/null)" ETCDPROOF_TEST_CRDS=legacy \
 		$(GO) test ./operator/internal/controller/ ./operator/internal/kubecompat/ -count=1)
 	$(if $(TEST_OLD_K8S),KUBEBUILDER_ASSETS="$$(scripts/test-assets.sh $(TEST_OLD_K8S) 2>/dev/null)" \

@@ -35,6 +35,8 @@ type EtcdCluster struct {
 	// tls is what the suite made for a profile with cluster.tls; nil
 	// without.
 	tls *clusterTLS
+	// data is what the CR was rendered from (CreateAgain renders it again).
+	data profile.TemplateData
 	// membership, when set, records changes of the member list and leader
 	// that ground truths see (RecordMembershipChanges).
 	membership *membershipWatch
@@ -75,7 +77,7 @@ func (e *Env) CreateCluster(ctx context.Context, spec ClusterSpec) (*EtcdCluster
 	namespace, name := spec.Namespace, spec.Name
 	data := profile.TemplateData{Name: name, Namespace: namespace, Size: spec.Size, Version: spec.Version, Durable: spec.Durable,
 		Repository: e.Profile.Etcd.Repository, ServedAPI: e.Served}
-	c := &EtcdCluster{env: e, Name: name, Namespace: namespace}
+	c := &EtcdCluster{env: e, Name: name, Namespace: namespace, data: data}
 	if e.Profile.Cluster.TLS != nil {
 		var err error
 		if c.tls, err = e.createTLSSecrets(ctx, name, namespace); err != nil {

@@ -95,6 +95,13 @@ func Register(cfg *profile.Config, get func() *Suite, floor bool) {
 			})
 		}, SpecTimeout(cfg.SpecTimeout("quorum-loss")))
 
+		It("comes back with its data when its CR is created again over its claims", Label(profile.LabelsOf("recreate-over-claims")...), func(ctx SpecContext) {
+			RecreateOverClaimsSpec(ctx, func() RecreateOverClaimsSpecInput {
+				s := get()
+				return RecreateOverClaimsSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
+			})
+		}, SpecTimeout(cfg.SpecTimeout("recreate-over-claims")))
+
 		It("replaces a member on another node when its node is lost, keeping quorum", Label(profile.LabelsOf("node-loss")...), func(ctx SpecContext) {
 			NodeLossSpec(ctx, func() NodeLossSpecInput {
 				s := get()

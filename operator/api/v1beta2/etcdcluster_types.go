@@ -165,9 +165,9 @@ type EtcdClusterStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 }
 
-// The scale subresource (spec.size, status.size) is what lets Kubernetes'
-// disruption controller count the members the cluster's PodDisruptionBudget
-// (maxUnavailable: 1) covers; it also makes `kubectl scale` work.
+// The scale subresource (spec.size, status.size) makes `kubectl scale` work.
+// The cluster's PodDisruptionBudget does not use it: its minAvailable is
+// counted from the voters etcd lists.
 //
 // The transition rules refuse a spec.version that etcd cannot reach from the
 // version the members run: lower (a downgrade) or more than one minor release

@@ -65,6 +65,10 @@ const (
 	// its EtcdBackup's latest backup, so writes acknowledged after that
 	// backup are lost.
 	ReasonRestoringFromBackup = "RestoringFromBackup"
+	// ReasonClaimsWithoutClaimSpec: claims with the cluster's labels exist
+	// (its data, from an earlier EtcdCluster of that name) but the spec asks
+	// for no claims: no new cluster is bootstrapped beside them.
+	ReasonClaimsWithoutClaimSpec = "ClaimsWithoutClaimSpec"
 )
 
 // Event reasons. The first four are the ones coreos etcd-operator emitted, kept

@@ -194,3 +194,85 @@ func TestUnsafeLeftClaimIsNotAdopted(t *testing.T) {
 		t.Fatalf("%d of %d claims without an owner once the cluster runs, want 1", ownerless, len(claims.Items))
 	}
 }
+
+// TestRecreatedOverClaimsKeepsTheData: an EtcdCluster deleted with
+// --cascade=orphan, every member pod deleted after, then created again
+// under its name: its members start again on the claims left behind, with
+// every acknowledged write. Before, a new, empty cluster was bootstrapped
+// beside the claims, which were then deleted as claims of no member.
+func TestRecreatedOverClaimsKeepsTheData(t *testing.T) {
+	needAPIServer(t)
+	currentEraOnly(t)
+	ctx := context.Background()
+	c := runningOnEtcdKubelet(t, 3, true)
+	key := putKey(t, c)
+	before := podNames(t, c)
+	orphanEverything(t, c)
+	killPods(t, c, 3)
+	waitFor(t, "every member pod gone", func() error {
+		if names := podNames(t, c); len(names) > 0 {
+			return fmt.Errorf("pods %v", names)
+		}
+		return nil
+	})
+
+	again := newCluster(c.Namespace, c.Name, 3, "3.5.21")
+	withVolumes(again)
+	if err := k8s.Create(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	waitConverged(t, again, 3, true)
+	if after := podNames(t, again); !reflect.DeepEqual(after, before) {
+		t.Fatalf("member pods %v after re-creation, want the members of the claims %v", after, before)
+	}
+	getKey(t, again, key)
+	var claims corev1.PersistentVolumeClaimList
+	if err := k8s.List(ctx, &claims, client.InNamespace(c.Namespace)); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, pvc := range claims.Items {
+		names = append(names, pvc.Name)
+	}
+	sort.Strings(names)
+	if !reflect.DeepEqual(names, before) {
+		t.Fatalf("claims %v after re-creation, want the earlier cluster's %v", names, before)
+	}
+}
+
+// TestNoClusterBesideClaimsWithoutClaimSpec: created again over claims
+// left behind, but without a claim spec, the cluster starts nothing and
+// says why; the claims stay.
+func TestNoClusterBesideClaimsWithoutClaimSpec(t *testing.T) {
+	needAPIServer(t)
+	currentEraOnly(t)
+	ctx := context.Background()
+	c := runningOnEtcdKubelet(t, 3, true)
+	orphanEverything(t, c)
+	killPods(t, c, 3)
+	again := newCluster(c.Namespace, c.Name, 3, "3.5.21")
+	if err := k8s.Create(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a condition naming the claims", func() error {
+		var got etcdv1beta2.EtcdCluster
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(again), &got); err != nil {
+			return err
+		}
+		for _, cond := range got.Status.Conditions {
+			if cond.Reason == conditions.ReasonClaimsWithoutClaimSpec {
+				return nil
+			}
+		}
+		return fmt.Errorf("conditions %+v", got.Status.Conditions)
+	})
+	var pods corev1.PodList
+	if err := k8s.List(ctx, &pods, client.InNamespace(c.Namespace)); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil {
+			t.Fatalf("pod %s created beside the earlier cluster's claims", p.Name)
+		}
+	}
+}

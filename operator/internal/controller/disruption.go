@@ -36,14 +36,24 @@ func disruptionBudgetKind(mapper meta.RESTMapper) (client.Object, error) {
 }
 
 // ensureDisruptionBudget creates the cluster's PodDisruptionBudget when
-// missing and puts its spec back when it differs. A budget of that name the
+// missing and puts its spec back when it differs, counted from the voters
+// etcd lists (obs). While no member answers the budget stays as it is: the
+// voters it was counted from are the last known. A budget of that name the
 // cluster does not control is left as it is, as pre-created Services are.
-func (r *Reconciler) ensureDisruptionBudget(ctx context.Context, c *etcdv1beta2.EtcdCluster) error {
+func (r *Reconciler) ensureDisruptionBudget(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation) error {
+	voters := 0
+	if obs.MembershipKnown {
+		for _, m := range obs.Members {
+			if !m.IsLearner {
+				voters++
+			}
+		}
+	}
 	var want, existing client.Object
 	if _, v1beta1 := r.disruptionBudget.(*policyv1beta1.PodDisruptionBudget); v1beta1 {
-		want, existing = desired.DisruptionBudgetV1beta1(c), &policyv1beta1.PodDisruptionBudget{}
+		want, existing = desired.DisruptionBudgetV1beta1(c, voters), &policyv1beta1.PodDisruptionBudget{}
 	} else {
-		want, existing = desired.DisruptionBudget(c), &policyv1.PodDisruptionBudget{}
+		want, existing = desired.DisruptionBudget(c, voters), &policyv1.PodDisruptionBudget{}
 	}
 	err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), existing)
 	switch {
@@ -54,7 +64,7 @@ func (r *Reconciler) ensureDisruptionBudget(ctx context.Context, c *etcdv1beta2.
 		return nil
 	case err != nil:
 		return fmt.Errorf("reading PodDisruptionBudget %s: %w", want.GetName(), err)
-	case !metav1.IsControlledBy(existing, c) || !setBudgetSpec(existing, want):
+	case !metav1.IsControlledBy(existing, c) || voters == 0 || !setBudgetSpec(existing, want):
 		return nil
 	}
 	if err := r.Client.Update(ctx, existing); err != nil {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
 	"github.com/etcdproof/etcdproof/operator/internal/plan"
 )
 
@@ -53,10 +54,11 @@ func budgetGVK() schema.GroupVersionKind {
 }
 
 // TestDisruptionBudget runs the operator with the generated Role only: it
-// must create the cluster's PodDisruptionBudget (maxUnavailable 1 over the
-// member pods, controlled by the EtcdCluster, so the garbage collector
-// deletes it with the cluster) and put its spec back when someone changes it.
-// The scale subresource lets the disruption controller count the members.
+// must create the cluster's PodDisruptionBudget (minAvailable 2 over the
+// voters' pods: spec.size 3 while no member answers, controlled by the
+// EtcdCluster, so the garbage collector deletes it with the cluster) and
+// put its spec back when someone changes it. The scale subresource stays
+// for kubectl scale and autoscalers.
 func TestDisruptionBudget(t *testing.T) {
 	needAPIServer(t)
 	ctx := context.Background()
@@ -74,10 +76,10 @@ func TestDisruptionBudget(t *testing.T) {
 		if err := k8s.Get(ctx, key, pdb); err != nil {
 			return err
 		}
-		maxUnavailable, _, _ := unstructured.NestedFieldNoCopy(pdb.Object, "spec", "maxUnavailable")
-		_, hasMin, _ := unstructured.NestedFieldNoCopy(pdb.Object, "spec", "minAvailable")
+		minAvailable, _, _ := unstructured.NestedFieldNoCopy(pdb.Object, "spec", "minAvailable")
+		_, hasMax, _ := unstructured.NestedFieldNoCopy(pdb.Object, "spec", "maxUnavailable")
 		selector, _, _ := unstructured.NestedStringMap(pdb.Object, "spec", "selector", "matchLabels")
-		if fmt.Sprint(maxUnavailable) != "1" || hasMin || len(selector) != 3 || selector["app"] != "etcd" || selector["etcd_cluster"] != "budget" ||
+		if fmt.Sprint(minAvailable) != "2" || hasMax || len(selector) != 3 || selector["app"] != "etcd" || selector["etcd_cluster"] != "budget" ||
 			selector["etcd.database.coreos.com/voter"] != "true" {
 			return fmt.Errorf("budget spec %v", pdb.Object["spec"])
 		}
@@ -89,9 +91,9 @@ func TestDisruptionBudget(t *testing.T) {
 		}
 		return nil
 	}
-	waitFor(t, "the PodDisruptionBudget, maxUnavailable 1 over the voters' pods, controlled by the cluster", check)
+	waitFor(t, "the PodDisruptionBudget, minAvailable 2 over the voters' pods, controlled by the cluster", check)
 
-	if err := unstructured.SetNestedField(pdb.Object, int64(2), "spec", "maxUnavailable"); err != nil {
+	if err := unstructured.SetNestedField(pdb.Object, int64(1), "spec", "minAvailable"); err != nil {
 		t.Fatal(err)
 	}
 	if err := k8s.Update(ctx, pdb); err != nil {
@@ -106,4 +108,36 @@ func TestDisruptionBudget(t *testing.T) {
 	if scale.Spec.Replicas != 3 {
 		t.Errorf("scale spec.replicas = %d, want spec.size 3", scale.Spec.Replicas)
 	}
+}
+
+// TestDisruptionBudgetFollowsTheVoters: the budget is counted from the
+// voters etcd lists, not from spec.size: a running cluster scaled 3→5 keeps
+// all but one of its voters (minAvailable 4 once five vote), and back to 3
+// keeps 2 again.
+func TestDisruptionBudgetFollowsTheVoters(t *testing.T) {
+	needAPIServer(t)
+	currentEraOnly(t)
+	ctx := context.Background()
+	c := runningOnEtcdKubelet(t, 3, false)
+	pdb := &unstructured.Unstructured{}
+	pdb.SetGroupVersionKind(budgetGVK())
+	minAvailable := func(want string) func() error {
+		return func() error {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(c), pdb); err != nil {
+				return err
+			}
+			got, _, _ := unstructured.NestedFieldNoCopy(pdb.Object, "spec", "minAvailable")
+			if fmt.Sprint(got) != want {
+				return fmt.Errorf("minAvailable %v, want %s", got, want)
+			}
+			return nil
+		}
+	}
+	waitFor(t, "minAvailable 2 with 3 voters", minAvailable("2"))
+	patchCluster(t, c, func(c *etcdv1beta2.EtcdCluster) { c.Spec.Size = 5 })
+	waitConverged(t, c, 5, false)
+	waitFor(t, "minAvailable 4 with 5 voters", minAvailable("4"))
+	patchCluster(t, c, func(c *etcdv1beta2.EtcdCluster) { c.Spec.Size = 3 })
+	waitConverged(t, c, 3, false)
+	waitFor(t, "minAvailable 2 with 3 voters again", minAvailable("2"))
 }

@@ -60,9 +60,10 @@ func (r *Reconciler) gather(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*o
 			ReportedVersion: c.Status.CurrentVersion,
 			UnpulledImage:   c.Status.UnpulledImage,
 
-			PVCs:       map[string]bool{},
-			PVCCreated: map[string]time.Time{},
-			PolicyHash: desired.PodPolicyHash(c),
+			PVCs:        map[string]bool{},
+			PVCCreated:  map[string]time.Time{},
+			UnownedPVCs: map[string]bool{},
+			PolicyHash:  desired.PodPolicyHash(c),
 
 			NotRunningDeadline: r.notRunningDeadline(),
 
@@ -117,19 +118,24 @@ func (r *Reconciler) gather(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*o
 		// new cluster's membership counts from now on.
 		endpoints = withoutPods(c, endpoints, obs.pods, old)
 	}
-	if obs.UsesPVC {
-		var pvcs corev1.PersistentVolumeClaimList
-		if err := r.Client.List(ctx, &pvcs, client.InNamespace(c.Namespace), selector); err != nil {
-			return nil, fmt.Errorf("listing member claims: %w", err)
+	// Claims are read whatever the spec says: claims an earlier cluster of
+	// this name left hold its data, and no cluster is bootstrapped beside them.
+	var pvcs corev1.PersistentVolumeClaimList
+	if err := r.Client.List(ctx, &pvcs, client.InNamespace(c.Namespace), selector); err != nil {
+		return nil, fmt.Errorf("listing member claims: %w", err)
+	}
+	for i, pvc := range pvcs.Items {
+		if pvc.DeletionTimestamp != nil {
+			continue
 		}
-		for i, pvc := range pvcs.Items {
-			if pvc.DeletionTimestamp == nil {
-				obs.PVCs[pvc.Name] = true
-				obs.PVCCreated[pvc.Name] = pvc.CreationTimestamp.Time
-				if metav1.GetControllerOf(&pvc) == nil {
-					orphanClaims = append(orphanClaims, &pvcs.Items[i])
-				}
-			}
+		obs.PVCs[pvc.Name] = true
+		obs.PVCCreated[pvc.Name] = pvc.CreationTimestamp.Time
+		if metav1.IsControlledBy(&pvc, c) {
+			continue
+		}
+		obs.UnownedPVCs[pvc.Name] = true
+		if obs.UsesPVC && metav1.GetControllerOf(&pvc) == nil {
+			orphanClaims = append(orphanClaims, &pvcs.Items[i])
 		}
 	}
 	if name := desired.RestoresFromBackup(c); name != "" && plan.MembersLost(obs.Observed) {

@@ -171,11 +171,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err := r.settle(ctx, req.NamespacedName, writeServices, r.ensureServices(ctx, &cluster)); err != nil {
 			return ctrl.Result{}, err
 		}
-		if r.WithoutDisruptionBudget == "" {
-			if err := r.settle(ctx, req.NamespacedName, writeDisruptionBudget, r.ensureDisruptionBudget(ctx, &cluster)); err != nil {
-				return ctrl.Result{}, err
-			}
-		}
 	}
 	obs, err := r.gather(ctx, &cluster)
 	if err != nil {
@@ -183,6 +178,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	defer obs.close()
 	if !cluster.Spec.Paused {
+		if r.WithoutDisruptionBudget == "" {
+			if err := r.settle(ctx, req.NamespacedName, writeDisruptionBudget, r.ensureDisruptionBudget(ctx, &cluster, obs)); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
 		if err := r.settle(ctx, req.NamespacedName, writeVoterLabels, r.labelVoters(ctx, obs)); err != nil {
 			return ctrl.Result{}, err
 		}

@@ -13,9 +13,14 @@ import (
 func DisruptionBudgetName(cluster string) string { return cluster }
 
 // DisruptionBudget lets voluntary disruptions (node drains, evictions) take
-// at most one member pod of the cluster at a time, and none while one is
-// not ready: with the plan's one-change-at-a-time rule, a drain can never
-// take two members of a quorum at once.
+// at most one voter's pod of the cluster at a time, and never one that would
+// leave fewer than a quorum of the voters etcd lists: minAvailable is
+// MinAvailableVoters(voters), recomputed from etcd's membership every pass.
+// A count taken from spec.size (maxUnavailable 1 against the scale
+// subresource, as before) is wrong whenever the voters differ from it:
+// during a scale-down 5→3 three evictions were allowed at once, and during
+// a roll at size 3, with a fourth voter for a moment, two. voters ≤ 0
+// (membership unknown) counts spec.size.
 //
 // It counts voters only (LabelVoter): a learner's pod must never stand in
 // for a voter's. Readiness alone did not keep them apart in the drain check
@@ -25,25 +30,35 @@ func DisruptionBudgetName(cluster string) string { return cluster }
 // remaining two was evicted and the cluster lost its quorum for good. Pods
 // without the label (learners, and voters for the moment before the
 // operator labels them) count as unavailable, which only makes the budget
-// stricter; the disruption controller takes the expected count from the
-// cluster's scale subresource.
-func DisruptionBudget(c *etcdv1beta2.EtcdCluster) *policyv1.PodDisruptionBudget {
-	one := intstr.FromInt32(1)
+// stricter.
+func DisruptionBudget(c *etcdv1beta2.EtcdCluster, voters int) *policyv1.PodDisruptionBudget {
+	if voters <= 0 {
+		voters = c.Spec.Size
+	}
+	minAvailable := intstr.FromInt32(MinAvailableVoters(voters))
 	return &policyv1.PodDisruptionBudget{
 		ObjectMeta: objectMeta(c, DisruptionBudgetName(c.Name)),
 		Spec: policyv1.PodDisruptionBudgetSpec{
-			MaxUnavailable: &one,
-			Selector:       &metav1.LabelSelector{MatchLabels: VoterSelector(c.Name)},
+			MinAvailable: &minAvailable,
+			Selector:     &metav1.LabelSelector{MatchLabels: VoterSelector(c.Name)},
 		},
 	}
 }
 
+// MinAvailableVoters is how many of voters must stay ready for an eviction
+// to be allowed: all but one, and never fewer than a quorum. With one or
+// two voters that is all of them: losing one loses the quorum (a drain then
+// waits until the cluster is scaled, which is the point).
+func MinAvailableVoters(voters int) int32 {
+	return int32(max(voters-1, voters/2+1))
+}
+
 // DisruptionBudgetV1beta1 is DisruptionBudget in policy/v1beta1, for API
 // servers older than Kubernetes 1.21, which do not serve policy/v1.
-func DisruptionBudgetV1beta1(c *etcdv1beta2.EtcdCluster) *policyv1beta1.PodDisruptionBudget {
-	v1 := DisruptionBudget(c)
+func DisruptionBudgetV1beta1(c *etcdv1beta2.EtcdCluster, voters int) *policyv1beta1.PodDisruptionBudget {
+	v1 := DisruptionBudget(c, voters)
 	return &policyv1beta1.PodDisruptionBudget{
 		ObjectMeta: v1.ObjectMeta,
-		Spec:       policyv1beta1.PodDisruptionBudgetSpec{MaxUnavailable: v1.Spec.MaxUnavailable, Selector: v1.Spec.Selector},
+		Spec:       policyv1beta1.PodDisruptionBudgetSpec{MinAvailable: v1.Spec.MinAvailable, Selector: v1.Spec.Selector},
 	}
 }

@@ -1,6 +1,8 @@
 package desired
 
 import (
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -103,19 +105,69 @@ func TestPodPolicyHash(t *testing.T) {
 func TestDisruptionBudget(t *testing.T) {
 	c := sample()
 	for _, pdb := range []struct {
-		name, maxUnavailable string
-		selector             map[string]string
-		owners               int
+		name         string
+		minAvailable *intstr.IntOrString
+		selector     map[string]string
+		owners       int
 	}{
-		{DisruptionBudget(c).Name, DisruptionBudget(c).Spec.MaxUnavailable.String(), DisruptionBudget(c).Spec.Selector.MatchLabels, len(DisruptionBudget(c).OwnerReferences)},
-		{DisruptionBudgetV1beta1(c).Name, DisruptionBudgetV1beta1(c).Spec.MaxUnavailable.String(), DisruptionBudgetV1beta1(c).Spec.Selector.MatchLabels, len(DisruptionBudgetV1beta1(c).OwnerReferences)},
+		{DisruptionBudget(c, 0).Name, DisruptionBudget(c, 0).Spec.MinAvailable, DisruptionBudget(c, 0).Spec.Selector.MatchLabels, len(DisruptionBudget(c, 0).OwnerReferences)},
+		{DisruptionBudgetV1beta1(c, 0).Name, DisruptionBudgetV1beta1(c, 0).Spec.MinAvailable, DisruptionBudgetV1beta1(c, 0).Spec.Selector.MatchLabels, len(DisruptionBudgetV1beta1(c, 0).OwnerReferences)},
 	} {
-		if pdb.name != "example" || pdb.maxUnavailable != "1" || pdb.owners != 1 ||
+		// sample() has size 3: membership unknown counts spec.size.
+		if pdb.name != "example" || pdb.minAvailable == nil || pdb.minAvailable.String() != "2" || pdb.owners != 1 ||
 			!equality.Semantic.DeepEqual(pdb.selector, map[string]string{"app": "etcd", "etcd_cluster": "example", "etcd.database.coreos.com/voter": "true"}) {
 			t.Errorf("budget %+v", pdb)
 		}
 	}
-	if DisruptionBudget(c).Spec.MinAvailable != nil {
-		t.Error("minAvailable set alongside maxUnavailable")
+	if DisruptionBudget(c, 0).Spec.MaxUnavailable != nil {
+		t.Error("maxUnavailable set alongside minAvailable")
+	}
+}
+
+// allowedEvictions is the disruption controller's arithmetic
+// (pkg/controller/disruption): an integer minAvailable is the healthy
+// count to keep; maxUnavailable is taken from the expected count, which
+// for a custom resource is its scale subresource's replicas (spec.size).
+func allowedEvictions(spec policyv1.PodDisruptionBudgetSpec, size, readyVoters int) int {
+	keep := 0
+	switch {
+	case spec.MinAvailable != nil:
+		keep = spec.MinAvailable.IntValue()
+	case spec.MaxUnavailable != nil:
+		keep = size - spec.MaxUnavailable.IntValue()
+	}
+	return max(0, readyVoters-keep)
+}
+
+// TestDisruptionBudgetKeepsQuorum: whatever spec.size says and however
+// many voters etcd lists (a scale-down 5→3 under way, a fifth voter for the
+// moment of a roll), the budget allows at most one eviction at a time and
+// none that leaves fewer than a quorum of the voters ready; with one or two
+// voters, none at all. The budget counted from spec.size failed this: 3
+// evictions at once during 5→3, 2 of 4 voters during a roll at size 3, and
+// the only member of a size-1 cluster.
+func TestDisruptionBudgetKeepsQuorum(t *testing.T) {
+	c := sample()
+	for size := 1; size <= 7; size++ {
+		// Voters etcd may list while spec.size is size: a scale in either
+		// direction, or one more for a roll.
+		for voters := max(1, size-2); voters <= size+2; voters++ {
+			c.Spec.Size = size
+			spec := DisruptionBudget(c, voters).Spec
+			quorum := voters/2 + 1
+			for ready := 0; ready <= voters; ready++ {
+				allowed := allowedEvictions(spec, size, ready)
+				if allowed > 1 {
+					t.Errorf("size %d, %d voters, %d ready: %d evictions allowed at once, want at most 1", size, voters, ready, allowed)
+				}
+				if allowed > 0 && ready-allowed < quorum {
+					t.Errorf("size %d, %d voters, %d ready: %d evictions allowed, leaving %d of %d voters, below quorum %d",
+						size, voters, ready, allowed, ready-allowed, voters, quorum)
+				}
+				if voters <= 2 && allowed > 0 {
+					t.Errorf("size %d, %d voters: %d evictions allowed; losing one of %d loses the quorum", size, voters, allowed, voters)
+				}
+			}
+		}
 	}
 }

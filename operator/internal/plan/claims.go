@@ -15,12 +15,12 @@ import (
 // brought back as a member by a later restart on volumes after quorum loss.
 // A claim younger than OrphanGrace is left alone: the membership just read
 // may lag behind the member add that the claim was made for.
-func orphanClaims(o Observed, _ Options, _ string) (Action, bool) {
+func orphanClaims(o Observed, opts Options, _ string) (Action, bool) {
 	if !o.UsesPVC {
 		return Action{}, false
 	}
 	for _, name := range slices.Sorted(maps.Keys(o.PVCs)) {
-		if _, hasPod := o.pod(name); hasPod || o.isMember(name) {
+		if _, hasPod := o.pod(name); hasPod || o.isMember(name) || (o.UnownedPVCs[name] && !opts.BootstrapBesideClaims) {
 			continue
 		}
 		if created, ok := o.PVCCreated[name]; !ok || o.Now.Sub(created) < OrphanGrace {

@@ -43,3 +43,65 @@ func TestOrphanClaims(t *testing.T) {
 		})
 	}
 }
+
+// TestNoBootstrapBesideClaims: an EtcdCluster created again over the claims
+// an earlier one of its name left (deleted with --cascade=orphan, its pods
+// gone since) starts those members again on their data; it never
+// bootstraps a new, empty cluster beside them, and never deletes a claim it
+// does not control. A spec without a claim spec waits for a person.
+func TestNoBootstrapBesideClaims(t *testing.T) {
+	leftClaims := func(o *Observed) {
+		o.PVCCreated, o.UnownedPVCs = map[string]time.Time{}, map[string]bool{}
+		for _, n := range []string{"old-a", "old-b", "old-c"} {
+			o.PVCs[n], o.PVCCreated[n], o.UnownedPVCs[n] = true, now.Add(-time.Hour), true
+		}
+	}
+	recreated := with(Observed{Now: now, Size: 3, Version: "3.5.21", Repository: repo, UsesPVC: true, PVCs: map[string]bool{}}, leftClaims)
+	tests := []struct {
+		name   string
+		in     Observed
+		want   Kind
+		member string
+	}{
+		{"recreated over claims: their members start again", recreated, RecreatePod, "old-a"},
+		{"recreated over claims, one member back: the next", with(recreated, func(o *Observed) {
+			o.Pods = []Pod{{Name: "old-a", Version: "3.5.21", Created: now}}
+		}), RecreatePod, "old-b"},
+		{"recreated without a claim spec: wait", with(recreated, func(o *Observed) { o.UsesPVC = false }), Wait, ""},
+		{"no claims: bootstrap", with(recreated, func(o *Observed) { o.PVCs, o.UnownedPVCs = map[string]bool{}, nil }), Bootstrap, ""},
+		{"its own claims of a bootstrap cut short before its pods: bootstrap", with(recreated, func(o *Observed) { o.UnownedPVCs = nil }), Bootstrap, ""},
+		{"a new cluster's members beside unowned claims: the claims stay", with(cluster("3.5.21", "a", "b", "c"), func(o *Observed) {
+			o.UsesPVC = true
+			leftClaims(o)
+		}), Nothing, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Next(tt.in, Options{})
+			if got.Kind != tt.want {
+				t.Fatalf("Next() = %s (%s), want %s", got.Kind, got.Message, tt.want)
+			}
+			if tt.member != "" && got.Member != tt.member {
+				t.Fatalf("Next() acts on %s, want %s", got.Member, tt.member)
+			}
+		})
+	}
+}
+
+// TestUnsafeBootstrapBesideClaims: the self-test's known-bad mode does what
+// the operator did before: a new cluster beside the claims, which it then
+// deletes.
+func TestUnsafeBootstrapBesideClaims(t *testing.T) {
+	unsafe := Options{BootstrapBesideClaims: true}
+	leftClaims := func(o *Observed) {
+		o.UsesPVC = true
+		o.PVCCreated, o.UnownedPVCs = map[string]time.Time{"old-a": now.Add(-time.Hour)}, map[string]bool{"old-a": true}
+		o.PVCs["old-a"] = true
+	}
+	if got := Next(with(Observed{Now: now, Size: 3, Version: "3.5.21", Repository: repo, PVCs: map[string]bool{}}, leftClaims), unsafe); got.Kind != Bootstrap {
+		t.Fatalf("Next() = %s (%s), want Bootstrap", got.Kind, got.Message)
+	}
+	if got := Next(with(cluster("3.5.21", "a", "b", "c"), leftClaims), unsafe); got.Kind != DeleteOrphanClaim || got.Member != "old-a" {
+		t.Fatalf("Next() = %s %s (%s), want DeleteOrphanClaim old-a", got.Kind, got.Member, got.Message)
+	}
+}

@@ -87,7 +87,7 @@ func next(o Observed, opts Options) Action {
 		return a
 	}
 	if !o.MembershipKnown {
-		return withoutMembership(o, version)
+		return withoutMembership(o, opts, version)
 	}
 	for _, step := range []func(Observed, Options, string) (Action, bool){
 		orphanPods, orphanClaims, deadMembers, learners, healthGate, scale, upgrade,

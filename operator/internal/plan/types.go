@@ -86,6 +86,13 @@ type Observed struct {
 	// was made (for OrphanGrace).
 	PVCs       map[string]bool
 	PVCCreated map[string]time.Time
+	// UnownedPVCs names the claims of PVCs that the cluster does not control
+	// (an earlier EtcdCluster of the same name deleted with
+	// --cascade=orphan): they may hold the cluster's data, so they are
+	// brought back or adopted, never deleted. PVCs is filled even when the
+	// spec asks for no claims (UsesPVC false), so that no cluster is
+	// bootstrapped beside them.
+	UnownedPVCs map[string]bool
 
 	// Pods with the cluster's labels that it does not control (its
 	// EtcdCluster was deleted with --cascade=orphan and created again, say):
@@ -164,6 +171,10 @@ type Options struct {
 	// RestoreWithoutData carries out an EtcdRestore but starts the new
 	// cluster empty: the backup is never read.
 	RestoreWithoutData bool
+	// BootstrapBesideClaims bootstraps a new, empty cluster although claims
+	// with the cluster's labels exist, and deletes those it does not
+	// control as claims of no member (what this operator did before).
+	BootstrapBesideClaims bool
 }
 
 // Kind names an action.
