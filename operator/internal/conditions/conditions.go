@@ -69,6 +69,10 @@ const (
 	// (its data, from an earlier EtcdCluster of that name) but the spec asks
 	// for no claims: no new cluster is bootstrapped beside them.
 	ReasonClaimsWithoutClaimSpec = "ClaimsWithoutClaimSpec"
+	// ReasonRestoreRefused: the cluster's EtcdRestore cannot be carried out
+	// (its backup does not restore, say) and no member was touched: the
+	// EtcdRestore is marked failed, the cluster goes on as it was.
+	ReasonRestoreRefused = "RestoreRefused"
 )
 
 // Event reasons. The first four are the ones coreos etcd-operator emitted, kept

@@ -61,6 +61,10 @@ func (r *Reconciler) act(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *o
 		return r.retireOldMembers(ctx, c, obs, a)
 	case plan.DeleteForRestore:
 		return r.deleteForRestore(ctx, c, obs, a)
+	case plan.CheckBackup:
+		return r.checkBackup(ctx, c, obs, a)
+	case plan.RefuseRestore:
+		r.event(c, corev1.EventTypeWarning, conditions.EventRestoring, "Refuse", "%s", a.Message)
 	case plan.SeedFromBackup:
 		return r.seedFromBackup(ctx, c, obs, a)
 	case plan.RestoreLatestBackup:

@@ -15,6 +15,7 @@ import (
 
 	"github.com/etcdproof/etcdproof/operator/internal/backup"
 	"github.com/etcdproof/etcdproof/operator/internal/desired"
+	"github.com/etcdproof/etcdproof/operator/internal/seed"
 )
 
 // runBackupPod plays the kubelet for a backup pod (desired.BackupPod): it
@@ -24,6 +25,20 @@ import (
 // result file as the container's termination message, as the kubelet does
 // with /dev/termination-log.
 func (k *etcdKubelet) runBackupPod(ctx context.Context, pod *corev1.Pod) {
+	k.runToCompletion(ctx, pod, desired.BackupContainerName, k.backupPodRun)
+}
+
+// runVerifyPod plays the kubelet for a restore's backup check
+// (desired.RestoreVerifyPod): the operator's `seed --verify-only` run
+// in-process, as runBackupPod runs the backup.
+func (k *etcdKubelet) runVerifyPod(ctx context.Context, pod *corev1.Pod) {
+	k.runToCompletion(ctx, pod, desired.RestoreVerifyContainerName, k.verifyPodRun)
+}
+
+// runToCompletion runs a restartPolicy Never pod's one container, named
+// name, once with run, and reports the pod Succeeded or Failed with what
+// run returned as the container's termination message.
+func (k *etcdKubelet) runToCompletion(ctx context.Context, pod *corev1.Pod, name string, run func(context.Context, *corev1.Pod) (string, int32)) {
 	k.mu.Lock()
 	if k.backups == nil {
 		k.backups = map[types.UID]bool{}
@@ -35,7 +50,7 @@ func (k *etcdKubelet) runBackupPod(ctx context.Context, pod *corev1.Pod) {
 		return
 	}
 	go func() {
-		msg, code := k.backupPodRun(ctx, pod)
+		msg, code := run(ctx, pod)
 		phase := corev1.PodSucceeded
 		if code != 0 {
 			phase = corev1.PodFailed
@@ -43,7 +58,7 @@ func (k *etcdKubelet) runBackupPod(ctx context.Context, pod *corev1.Pod) {
 		pod := pod.DeepCopy()
 		pod.Status.Phase = phase
 		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{
-			Name: desired.BackupContainerName,
+			Name: name,
 			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 				ExitCode: code, Message: msg, Reason: string(phase), FinishedAt: metav1.Now()}},
 		}}
@@ -80,6 +95,37 @@ func (k *etcdKubelet) backupPodRun(ctx context.Context, pod *corev1.Pod) (string
 		return err.Error(), 1
 	}
 	return res.String(), 0 // what the subcommand writes to its result file
+}
+
+// verifyPodRun runs the verify pod's container; it returns the error (its
+// log's last line) and exit code.
+func (k *etcdKubelet) verifyPodRun(ctx context.Context, pod *corev1.Pod) (string, int32) {
+	ctr := pod.Spec.Containers[0]
+	if len(ctr.Command) < 2 || ctr.Command[1] != seed.Subcommand {
+		return fmt.Sprintf("container runs %v, not the seed subcommand", ctr.Command), 2
+	}
+	cfg, err := seed.ParseFlags(ctr.Command[2:])
+	if err != nil {
+		return err.Error(), 2
+	}
+	if !cfg.VerifyOnly {
+		return "the backup check runs a seed that is not --verify-only", 2
+	}
+	mounts, err := k.mountDirs(ctx, pod, ctr)
+	if err != nil {
+		return err.Error(), 1
+	}
+	for _, p := range []*string{&cfg.FromFile, &cfg.AWSDir, &cfg.DataDir} {
+		for path, dir := range mounts {
+			if *p == path || strings.HasPrefix(*p, path+"/") {
+				*p = dir + strings.TrimPrefix(*p, path)
+			}
+		}
+	}
+	if err := seed.Run(ctx, zap.NewNop(), cfg); err != nil {
+		return err.Error(), 1
+	}
+	return "", 0
 }
 
 // mountDirs maps each mount path of ctr to a test directory: a claim's

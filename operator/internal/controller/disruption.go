@@ -37,9 +37,10 @@ func disruptionBudgetKind(mapper meta.RESTMapper) (client.Object, error) {
 
 // ensureDisruptionBudget creates the cluster's PodDisruptionBudget when
 // missing and puts its spec back when it differs, counted from the voters
-// etcd lists (obs). While no member answers the budget stays as it is: the
-// voters it was counted from are the last known. A budget of that name the
-// cluster does not control is left as it is, as pre-created Services are.
+// etcd lists (obs). While no member answers it is counted from the voters
+// it was last counted from (desired.AnnotationBudgetVoters), else from
+// spec.size. A budget of that name the cluster does not control is left as
+// it is, as pre-created Services are.
 func (r *Reconciler) ensureDisruptionBudget(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation) error {
 	voters := 0
 	if obs.MembershipKnown {
@@ -49,13 +50,19 @@ func (r *Reconciler) ensureDisruptionBudget(ctx context.Context, c *etcdv1beta2.
 			}
 		}
 	}
-	var want, existing client.Object
-	if _, v1beta1 := r.disruptionBudget.(*policyv1beta1.PodDisruptionBudget); v1beta1 {
-		want, existing = desired.DisruptionBudgetV1beta1(c, voters), &policyv1beta1.PodDisruptionBudget{}
-	} else {
-		want, existing = desired.DisruptionBudget(c, voters), &policyv1.PodDisruptionBudget{}
+	var existing client.Object = &policyv1.PodDisruptionBudget{}
+	v1beta1 := false
+	if _, v1beta1 = r.disruptionBudget.(*policyv1beta1.PodDisruptionBudget); v1beta1 {
+		existing = &policyv1beta1.PodDisruptionBudget{}
 	}
-	err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), existing)
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: desired.DisruptionBudgetName(c.Name)}, existing)
+	if voters == 0 && err == nil {
+		voters = desired.BudgetVoters(existing.GetAnnotations())
+	}
+	var want client.Object = desired.DisruptionBudget(c, voters)
+	if v1beta1 {
+		want = desired.DisruptionBudgetV1beta1(c, voters)
+	}
 	switch {
 	case apierrors.IsNotFound(err):
 		if err := r.Client.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -64,7 +71,7 @@ func (r *Reconciler) ensureDisruptionBudget(ctx context.Context, c *etcdv1beta2.
 		return nil
 	case err != nil:
 		return fmt.Errorf("reading PodDisruptionBudget %s: %w", want.GetName(), err)
-	case !metav1.IsControlledBy(existing, c) || voters == 0 || !setBudgetSpec(existing, want):
+	case !metav1.IsControlledBy(existing, c) || !setBudgetSpec(existing, want):
 		return nil
 	}
 	if err := r.Client.Update(ctx, existing); err != nil {
@@ -76,6 +83,21 @@ func (r *Reconciler) ensureDisruptionBudget(ctx context.Context, c *etcdv1beta2.
 // setBudgetSpec copies the fields the operator sets from want into existing
 // and reports whether that changed anything.
 func setBudgetSpec(existing, want client.Object) bool {
+	annotated := existing.GetAnnotations()[desired.AnnotationBudgetVoters] == want.GetAnnotations()[desired.AnnotationBudgetVoters]
+	if !annotated {
+		annotations := existing.GetAnnotations()
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[desired.AnnotationBudgetVoters] = want.GetAnnotations()[desired.AnnotationBudgetVoters]
+		existing.SetAnnotations(annotations)
+	}
+	return setBudgetFields(existing, want) || !annotated
+}
+
+// setBudgetFields copies the spec fields the operator sets from want into
+// existing and reports whether that changed anything.
+func setBudgetFields(existing, want client.Object) bool {
 	switch e := existing.(type) {
 	case *policyv1.PodDisruptionBudget:
 		w := want.(*policyv1.PodDisruptionBudget)

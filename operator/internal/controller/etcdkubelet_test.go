@@ -130,6 +130,10 @@ func (k *etcdKubelet) sync(ctx context.Context, pod *corev1.Pod) {
 		k.runBackupPod(ctx, pod)
 		return
 	}
+	if pod.Labels[desired.LabelRestoreVerify] != "" {
+		k.runVerifyPod(ctx, pod)
+		return
+	}
 	k.mu.Lock()
 	proc, ok := k.processes[pod.UID]
 	if !ok {

@@ -87,6 +87,9 @@ func (r *Reconciler) gather(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*o
 	}
 	if inProgress(c, er) {
 		obs.restore, obs.Restore = er, planRestore(er)
+		if err := r.readBackupCheck(ctx, c, er, obs.Restore); err != nil {
+			return nil, err
+		}
 	} else if er != nil {
 		obs.earlierRestore, obs.EarlierRestore = er, planEarlierRestore(c, er)
 	}

@@ -239,5 +239,5 @@ func (r *Reconciler) settle(ctx context.Context, key types.NamespacedName, what 
 
 // changes reports whether an action of kind writes something.
 func changes(k plan.Kind) bool {
-	return k != plan.Nothing && k != plan.Wait && k != plan.Fail
+	return k != plan.Nothing && k != plan.Wait && k != plan.Fail && k != plan.RefuseRestore
 }

@@ -52,6 +52,60 @@ func planRestore(er *etcdv1beta2.EtcdRestore) *plan.Restore {
 		AfterLoss: er.Annotations[desired.AnnotationRestoreAfterLoss]}
 }
 
+// readBackupCheck fills p's Check from the pod that checks er's backup
+// (desired.RestoreVerifyPod), if there is one.
+func (r *Reconciler) readBackupCheck(ctx context.Context, c *etcdv1beta2.EtcdCluster, er *etcdv1beta2.EtcdRestore, p *plan.Restore) error {
+	var pod corev1.Pod
+	key := client.ObjectKey{Namespace: c.Namespace, Name: desired.RestoreVerifyPodName(er.Name, string(er.UID))}
+	if err := r.Client.Get(ctx, key, &pod); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("reading the backup check's pod %s: %w", key.Name, err)
+	}
+	switch pod.Status.Phase {
+	case corev1.PodSucceeded:
+		p.Check = plan.BackupChecked
+	case corev1.PodFailed:
+		p.Check, p.CheckFailed = plan.BackupUnusable, backupCheckFailure(&pod)
+	default:
+		p.Check = plan.BackupChecking
+	}
+	return nil
+}
+
+// backupCheckFailure is why the backup check's pod failed, in its own
+// words where it left some.
+func backupCheckFailure(p *corev1.Pod) string {
+	for _, s := range p.Status.ContainerStatuses {
+		if t := s.State.Terminated; s.Name == desired.RestoreVerifyContainerName && t != nil {
+			return firstNonEmpty(lastLine(t.Message), fmt.Sprintf("exit code %d (%s)", t.ExitCode, t.Reason))
+		}
+	}
+	return firstNonEmpty(p.Status.Message, p.Status.Reason, "its pod failed before it ran")
+}
+
+// lastLine is the last non-empty line of a log: a failed command's error.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// checkBackup starts the pod that checks the EtcdRestore's backup beside
+// the running cluster.
+func (r *Reconciler) checkBackup(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, a *plan.Action) error {
+	er := obs.restore
+	if er == nil {
+		return nil
+	}
+	pod := desired.RestoreVerifyPod(c, r.SeedImage, er)
+	if err := r.Client.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the backup check's pod %s: %w", pod.Name, err)
+	}
+	r.event(c, corev1.EventTypeNormal, conditions.EventRestoring, "CheckBackup", "%s (pod %s)", a.Message, pod.Name)
+	return nil
+}
+
 // deleteForRestore deletes the members of the cluster being restored.
 func (r *Reconciler) deleteForRestore(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, a *plan.Action) error {
 	for _, name := range a.Names {
@@ -94,7 +148,7 @@ func (r *Reconciler) reportRestore(ctx context.Context, c *etcdv1beta2.EtcdClust
 	}
 	want := er.Status
 	switch {
-	case a.Kind == plan.Fail && a.Reason == conditions.ReasonRestoring:
+	case a.Kind == plan.Fail && a.Reason == conditions.ReasonRestoring, a.Kind == plan.RefuseRestore:
 		want.Phase, want.Reason = etcdv1beta2.RestoreFailed, a.Message
 	case er.Status.Phase == "":
 		want.Phase = etcdv1beta2.RestorePending

@@ -126,7 +126,7 @@ func statusReason(c *etcdv1beta2.EtcdCluster, obs *observation, a plan.Action, r
 	switch {
 	case refusal != nil:
 		return refusal.Message
-	case a.Kind == plan.Fail, a.Reason == conditions.ReasonForeignPods, a.Reason == conditions.ReasonClientTLSUnavailable,
+	case a.Kind == plan.Fail, a.Kind == plan.RefuseRestore, a.Reason == conditions.ReasonForeignPods, a.Reason == conditions.ReasonClaimsWithoutClaimSpec, a.Reason == conditions.ReasonClientTLSUnavailable,
 		a.Reason == conditions.ReasonRestoringFromBackup:
 		return a.Message
 	case c.Spec.Paused:
@@ -160,8 +160,8 @@ func availability(obs *observation, a plan.Action, ph etcdv1beta2.ClusterPhase, 
 		return verdict{false, conditions.ReasonQuorumLost, a.Message}
 	case a.Reason == conditions.ReasonForeignPods && len(obs.Pods) == 0:
 		return verdict{false, conditions.ReasonForeignPods, a.Message}
-	case a.Reason == conditions.ReasonClientTLSUnavailable:
-		return verdict{false, conditions.ReasonClientTLSUnavailable, a.Message}
+	case a.Reason == conditions.ReasonClientTLSUnavailable, a.Reason == conditions.ReasonClaimsWithoutClaimSpec:
+		return verdict{false, a.Reason, a.Message}
 	case !obs.MembershipKnown && restoringAfterLoss(obs):
 		what, _ := plan.RestoringAfterLoss(obs.Observed)
 		return verdict{false, conditions.ReasonRestoringFromBackup, what}

@@ -1,6 +1,8 @@
 package desired
 
 import (
+	"strconv"
+
 	policyv1 "k8s.io/api/policy/v1"
 	policyv1beta1 "k8s.io/api/policy/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -8,6 +10,21 @@ import (
 
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
 )
+
+// AnnotationBudgetVoters, on a cluster's PodDisruptionBudget, is the number
+// of voters its minAvailable was counted from: while no member answers, the
+// operator counts from it again (a changed budget is put back) rather than
+// from spec.size.
+const AnnotationBudgetVoters = "etcd.database.coreos.com/voters"
+
+// BudgetVoters reads AnnotationBudgetVoters; 0 when it is missing or not a count.
+func BudgetVoters(annotations map[string]string) int {
+	n, err := strconv.Atoi(annotations[AnnotationBudgetVoters])
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
 
 // DisruptionBudgetName is the PodDisruptionBudget of a cluster: named like the cluster.
 func DisruptionBudgetName(cluster string) string { return cluster }
@@ -36,8 +53,13 @@ func DisruptionBudget(c *etcdv1beta2.EtcdCluster, voters int) *policyv1.PodDisru
 		voters = c.Spec.Size
 	}
 	minAvailable := intstr.FromInt32(MinAvailableVoters(voters))
+	meta := objectMeta(c, DisruptionBudgetName(c.Name))
+	if meta.Annotations == nil {
+		meta.Annotations = map[string]string{}
+	}
+	meta.Annotations[AnnotationBudgetVoters] = strconv.Itoa(voters)
 	return &policyv1.PodDisruptionBudget{
-		ObjectMeta: objectMeta(c, DisruptionBudgetName(c.Name)),
+		ObjectMeta: meta,
 		Spec: policyv1.PodDisruptionBudgetSpec{
 			MinAvailable: &minAvailable,
 			Selector:     &metav1.LabelSelector{MatchLabels: VoterSelector(c.Name)},

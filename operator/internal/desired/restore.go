@@ -2,6 +2,7 @@ package desired
 
 import (
 	"crypto/sha256"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -125,6 +126,92 @@ func RestoreAfterLoss(c *etcdv1beta2.EtcdCluster, storage etcdv1beta2.BackupStor
 			BackupStorageType: storage,
 			RestoreSource:     *source.DeepCopy(),
 			EtcdCluster:       etcdv1beta2.EtcdClusterRef{Name: c.Name},
+		},
+	}
+}
+
+// The pod that checks an EtcdRestore's backup before any member is touched.
+const (
+	// LabelRestoreVerify, on a verify pod, is the name of its EtcdRestore.
+	// The pod carries none of the member labels: it is no member, and no
+	// Service selects it.
+	LabelRestoreVerify = "etcd.database.coreos.com/restore-verify"
+	// RestoreVerifyContainerName is the verify pod's one container.
+	RestoreVerifyContainerName = "verify-backup"
+	// restoreVerifyDir is its scratch space (an emptyDir): the backup is
+	// fetched and restored there, then thrown away.
+	restoreVerifyDir    = "/var/etcd-verify"
+	restoreVerifyVolume = "verify-scratch"
+)
+
+// RestoreVerifyPodName is the verify pod of restore: one per EtcdRestore
+// (its UID), so an operator that restarts never starts a second.
+func RestoreVerifyPodName(restore string, restoreUID string) string {
+	sum := sha256.Sum256([]byte("verify/" + restoreUID))
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	suffix := make([]byte, 5)
+	for i := range suffix {
+		suffix[i] = alphabet[int(sum[i])%len(alphabet)]
+	}
+	const maxPrefix = 63 - len("-verify-") - 5
+	if len(restore) > maxPrefix {
+		restore = restore[:maxPrefix]
+	}
+	return restore + "-verify-" + string(suffix)
+}
+
+// RestoreVerifyPod fetches r's backup and restores it into a scratch
+// directory, beside the running cluster, with the same code and mounts as
+// the seed container of RestoreSeedPod (`seed --verify-only`): the
+// cluster's members are deleted only once it succeeded, so a backup that
+// cannot be read or restored (a wrong path or Secret, a corrupt object)
+// fails the restore and leaves the cluster as it was. It runs on the
+// cluster's pod placement; its result is its exit code, its error the
+// termination message (the end of its log).
+func RestoreVerifyPod(c *etcdv1beta2.EtcdCluster, image string, r *etcdv1beta2.EtcdRestore) *corev1.Pod {
+	member := RestoreMemberName(c.Name, string(r.UID))
+	seedPod := RestoreSeedPod(c, Member{Name: member, Version: c.Spec.Version}, image, r, Unsafe{})
+	ctr := seedPod.Spec.InitContainers[0]
+	ctr.Name = RestoreVerifyContainerName
+	cfg, err := seed.ParseFlags(ctr.Command[2:])
+	if err == nil {
+		cfg.DataDir, cfg.VerifyOnly = restoreVerifyDir+"/data", true
+		ctr.Command = cfg.Command(OperatorBinary)
+	}
+	ctr.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
+	mounts := []corev1.VolumeMount{{Name: restoreVerifyVolume, MountPath: restoreVerifyDir}}
+	volumes := []corev1.Volume{{Name: restoreVerifyVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	for _, m := range ctr.VolumeMounts {
+		for _, v := range seedPod.Spec.Volumes {
+			if v.Name == m.Name && v.Name != DataVolume {
+				mounts, volumes = append(mounts, m), append(volumes, v)
+			}
+		}
+	}
+	ctr.VolumeMounts = mounts
+	no := false
+	deadline := int64((seed.DefaultTimeout + 5*time.Minute) / time.Second)
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      RestoreVerifyPodName(r.Name, string(r.UID)),
+			Namespace: c.Namespace,
+			Labels:    map[string]string{LabelRestoreVerify: r.Name},
+			OwnerReferences: []metav1.OwnerReference{
+				*metav1.NewControllerRef(r, etcdv1beta2.GroupVersion.WithKind("EtcdRestore")),
+			},
+		},
+		Spec: corev1.PodSpec{
+			RestartPolicy:                 corev1.RestartPolicyNever,
+			ActiveDeadlineSeconds:         &deadline,
+			AutomountServiceAccountToken:  &no,
+			EnableServiceLinks:            &no,
+			SecurityContext:               seedPod.Spec.SecurityContext,
+			NodeSelector:                  seedPod.Spec.NodeSelector,
+			Tolerations:                   seedPod.Spec.Tolerations,
+			ImagePullSecrets:              seedPod.Spec.ImagePullSecrets,
+			TerminationGracePeriodSeconds: new(int64),
+			Containers:                    []corev1.Container{ctr},
+			Volumes:                       volumes,
 		},
 	}
 }

@@ -16,6 +16,12 @@ import (
 // as they are: the seeded pod records the restore's UID and has a name of its
 // own (desired.RestoreMemberName), so an operator that stops between two
 // steps neither seeds twice nor deletes the restored members.
+//
+// Before any member is deleted, the backup is fetched and restored beside
+// the running cluster (CheckBackup): a restore whose backup cannot be read
+// (a typo in its path, a wrong Secret, a corrupt object) is refused and
+// leaves the cluster as it was, instead of failing once the members are
+// gone. A cluster with no member left to lose skips the check.
 func restore(o Observed, version string) (Action, bool) {
 	r := o.Restore
 	if r == nil {
@@ -35,7 +41,7 @@ func restore(o Observed, version string) (Action, bool) {
 	}
 	what := r.What()
 	if o.UsesPVC && seeded == nil && !r.Seeding {
-		return Action{Kind: Fail, Reason: conditions.ReasonRestoring,
+		return Action{Kind: RefuseRestore, Reason: conditions.ReasonRestoreRefused,
 			Message: what + ": not done, restoring a cluster whose members keep their data on PersistentVolumeClaims is not supported yet; nothing was changed"}, true
 	}
 	if o.SeedImage == "" && seeded == nil && !r.Seeding {
@@ -57,6 +63,16 @@ func restore(o Observed, version string) (Action, bool) {
 		return wait(conditions.ReasonRestoring, fmt.Sprintf("%s: waiting for the seeded member's pod; if it was deleted, delete the EtcdRestore and create it again", what), PollInFlight), true
 	case seeded != nil || r.Seeding:
 		return Action{}, false // the restored cluster grows as any other
+	case len(old) > 0 && r.Check == BackupUnusable:
+		return Action{Kind: RefuseRestore, Reason: conditions.ReasonRestoreRefused,
+			Message: fmt.Sprintf("%s: not done, the backup could not be restored (%s); no member was touched. Delete the EtcdRestore and create it again to retry",
+				what, r.CheckFailed)}, true
+	case len(old) > 0 && r.Check == BackupNotChecked:
+		return Action{Kind: CheckBackup, Reason: conditions.ReasonRestoring,
+			Message:      what + ": checking that the backup restores, beside the running cluster, before any member is touched",
+			RequeueAfter: PollInFlight}, true
+	case len(old) > 0 && r.Check == BackupChecking:
+		return wait(conditions.ReasonRestoring, what+": checking that the backup restores, beside the running cluster, before any member is touched", PollInFlight), true
 	case len(old) > 0:
 		slices.Sort(old)
 		return Action{Kind: DeleteForRestore, Names: old, Reason: conditions.ReasonRestoring,

@@ -31,8 +31,19 @@ func TestRestore(t *testing.T) {
 		in   Observed
 		want Action
 	}{
-		{"the members of the cluster being replaced go first, all at once",
+		{"the backup is checked beside the running cluster before any member is touched",
 			restoring(func(*Observed) {}),
+			Action{Kind: CheckBackup, Reason: conditions.ReasonRestoring}},
+		{"while the check runs: wait, every member as it is",
+			restoring(func(o *Observed) { o.Restore.Check = BackupChecking }),
+			Action{Kind: Wait, Reason: conditions.ReasonRestoring}},
+		{"a backup that does not restore (missing, corrupt): refused, no member touched",
+			restoring(func(o *Observed) {
+				o.Restore.Check, o.Restore.CheckFailed = BackupUnusable, "object bucket/etcd.backup: not found"
+			}),
+			Action{Kind: RefuseRestore, Reason: conditions.ReasonRestoreRefused}},
+		{"once the backup restores, the members of the cluster being replaced go first, all at once",
+			restoring(func(o *Observed) { o.Restore.Check = BackupChecked }),
 			Action{Kind: DeleteForRestore, Names: []string{"a", "b", "c"}, Reason: conditions.ReasonRestoring}},
 		{"while they terminate: wait, no new cluster yet (clients never see two)",
 			restoring(func(o *Observed) {
@@ -79,9 +90,9 @@ func TestRestore(t *testing.T) {
 				o.MembershipKnown, o.Members, o.LeaderID = false, nil, 0
 			}),
 			Action{Kind: Fail, Reason: conditions.ReasonRestoring}},
-		{"members on claims: refused, nothing changed",
+		{"members on claims: refused, nothing changed (the cluster does not fail for it)",
 			restoring(func(o *Observed) { o.UsesPVC = true }),
-			Action{Kind: Fail, Reason: conditions.ReasonRestoring}},
+			Action{Kind: RefuseRestore, Reason: conditions.ReasonRestoreRefused}},
 		{"paused: nothing, restore or not",
 			restoring(func(o *Observed) { o.Paused = true }),
 			Action{Kind: Nothing, Reason: conditions.ReasonPaused}},

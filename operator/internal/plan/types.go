@@ -147,7 +147,27 @@ type Restore struct {
 	// was lost (afterMembersLost), describes the backup it restores
 	// (Backup.Describe); "" on one a person created.
 	AfterLoss string
+	// Check is how the check of the backup made before any member is
+	// touched (desired.RestoreVerifyPod) stands.
+	Check BackupCheck
+	// CheckFailed is what the check said when it failed.
+	CheckFailed string
 }
+
+// BackupCheck is the state of a restore's backup check.
+type BackupCheck string
+
+// The states of a backup check.
+const (
+	// BackupNotChecked: no check was started.
+	BackupNotChecked BackupCheck = ""
+	// BackupChecking: the check runs.
+	BackupChecking BackupCheck = "Checking"
+	// BackupChecked: the backup was fetched and restored beside the cluster.
+	BackupChecked BackupCheck = "Checked"
+	// BackupUnusable: the backup could not be fetched or restored.
+	BackupUnusable BackupCheck = "Unusable"
+)
 
 // EarlierRestore is an EtcdRestore of the cluster that is not in progress:
 // what is left of an earlier restore.
@@ -235,6 +255,12 @@ const (
 	// DeleteForRestore: delete the pods in Names, the members of the cluster
 	// an EtcdRestore replaces, before its seeded member starts.
 	DeleteForRestore Kind = "DeleteForRestore"
+	// CheckBackup: start the check of the EtcdRestore's backup beside the
+	// running cluster, before any member is touched.
+	CheckBackup Kind = "CheckBackup"
+	// RefuseRestore: the EtcdRestore cannot be carried out and nothing was
+	// touched: it is marked failed with Message; the cluster goes on as it is.
+	RefuseRestore Kind = "RefuseRestore"
 	// RestoreLatestBackup: every member is lost; create the cluster's
 	// EtcdRestore of the latest backup of EtcdBackup From (Observed.RestoreFromBackup),
 	// after deleting the earlier EtcdRestore when there is one. The restore

@@ -240,3 +240,52 @@ func TestSeedFromACorruptBackup(t *testing.T) {
 		t.Fatalf("a member was left in %s: %v", data, err)
 	}
 }
+
+// TestVerifyOnly: --verify-only restores a good backup into a scratch
+// directory and leaves nothing, not even in a data dir that holds a member
+// already (a verify pod shares no data dir, but must not count on it); a
+// missing or corrupt backup fails it as it fails a seed.
+func TestVerifyOnly(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	source := &member{name: "source", peerURL: loopback.HTTP(t), clientURL: loopback.HTTP(t)}
+	source.start(t, t.TempDir(), source.name+"="+source.peerURL, "old")
+	<-source.etcd.Server.ReadyNotify()
+	writeHistory(ctx, t, dial(t, source.clientURL), "before")
+	dir := t.TempDir()
+	res, err := backup.Take(ctx, backup.Config{Endpoints: []string{source.clientURL}, Store: backup.FileStore{Dir: dir}, Key: "etcd.backup"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(t.TempDir(), "data")
+	verify := seed.Config{FromFile: res.Path, DataDir: data, Name: "m", PeerURL: loopback.HTTP(t), Token: "m", VerifyOnly: true}
+	if err := seed.Run(ctx, zap.NewNop(), verify); err != nil {
+		t.Fatalf("verifying a good backup: %v", err)
+	}
+	for _, p := range []string{data, data + ".seed"} {
+		if entries, _ := filepath.Glob(filepath.Join(p, "*")); len(entries) > 0 {
+			t.Fatalf("verifying left %v", entries)
+		}
+	}
+	missing := verify
+	missing.FromFile = filepath.Join(dir, "no-such.backup")
+	if err := seed.Run(ctx, zap.NewNop(), missing); err == nil || !strings.Contains(err.Error(), missing.FromFile) {
+		t.Fatalf("verifying a missing backup: %v, want an error naming it", err)
+	}
+	b, err := os.ReadFile(res.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)-100] ^= 0xff
+	if err := os.WriteFile(res.Path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := seed.Run(ctx, zap.NewNop(), verify); err == nil {
+		t.Fatal("a corrupt backup was verified")
+	}
+	// The flag reads back from the command line the verify pod runs.
+	cfg, err := seed.ParseFlags(verify.Command("etcd-operator")[2:])
+	if err != nil || !cfg.VerifyOnly {
+		t.Fatalf("ParseFlags(Command()) = %+v, %v; want VerifyOnly", cfg, err)
+	}
+}

@@ -55,6 +55,11 @@ type Config struct {
 	Token   string
 	// Timeout bounds the whole copy.
 	Timeout time.Duration
+	// VerifyOnly fetches the snapshot and restores it into a scratch
+	// directory beside DataDir, then throws both away: a check that the
+	// backup can be read and restored, made before any member is touched
+	// (desired.RestoreVerifyPod). DataDir is left as it is.
+	VerifyOnly bool
 }
 
 // Flag names of the subcommand (desired.SeedCommand and
@@ -73,6 +78,7 @@ const (
 	FlagPeerURL          = "initial-advertise-peer-urls"
 	FlagToken            = "initial-cluster-token"
 	FlagTimeout          = "timeout"
+	FlagVerifyOnly       = "verify-only"
 )
 
 // Subcommand is the operator binary's subcommand that seeds a member.
@@ -102,6 +108,7 @@ func ParseFlags(args []string) (Config, error) {
 	fs.StringVar(&c.PeerURL, FlagPeerURL, "", "Peer URL of the new member (required).")
 	fs.StringVar(&c.Token, FlagToken, "", "Initial cluster token of the new cluster (required).")
 	fs.DurationVar(&c.Timeout, FlagTimeout, DefaultTimeout, "How long the copy may take.")
+	fs.BoolVar(&c.VerifyOnly, FlagVerifyOnly, false, "Fetch the snapshot and restore it into a scratch directory beside --data-dir, then discard it: checks that the backup can be restored; --data-dir is left as it is.")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -166,6 +173,9 @@ func (c Config) Command(binary string) []string {
 	if c.Timeout > 0 {
 		add(FlagTimeout, c.Timeout.String())
 	}
+	if c.VerifyOnly {
+		add(FlagVerifyOnly, "true")
+	}
 	return cmd
 }
 
@@ -190,7 +200,7 @@ func Run(ctx context.Context, lg *zap.Logger, c Config) error {
 		return err
 	}
 	member := filepath.Join(c.DataDir, "member")
-	if _, err := os.Stat(member); err == nil {
+	if _, err := os.Stat(member); err == nil && !c.VerifyOnly {
 		lg.Info("data dir holds a member already: nothing to copy", zap.String("data-dir", c.DataDir))
 		return nil
 	} else if !errors.Is(err, os.ErrNotExist) {
@@ -231,6 +241,10 @@ func Run(ctx context.Context, lg *zap.Logger, c Config) error {
 	})
 	if err != nil {
 		return fmt.Errorf("restoring the snapshot of %s: %w", c.source(), err)
+	}
+	if c.VerifyOnly {
+		lg.Info("backup verified: it restores", zap.String("from", c.source()), zap.Int64("revision", revision))
+		return nil
 	}
 	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
 		return err
