@@ -13,6 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/etcdutl/v3/snapshot"
 	"go.uber.org/zap"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -73,6 +74,19 @@ func (c *EtcdCluster) Restore(ctx context.Context, store *ObjectStore, key strin
 		"spec":     spec,
 	}}
 	return c.env.createAndAwait(ctx, etcdRestoreGVR, obj, "reason", intervals...)
+}
+
+// DeleteRestore deletes c's EtcdRestore and waits until it is gone, so that
+// another can be created under its name; a missing one is not an error.
+func (c *EtcdCluster) DeleteRestore(ctx context.Context, intervals ...any) error {
+	r := c.env.Dynamic.Resource(etcdRestoreGVR).Namespace(c.Namespace)
+	if err := r.Delete(ctx, c.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting EtcdRestore %s: %w", c.Name, err)
+	}
+	return wait.PollUntilContextTimeout(ctx, intervals[1].(time.Duration), intervals[0].(time.Duration), true, func(ctx context.Context) (bool, error) {
+		_, err := r.Get(ctx, c.Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
 }
 
 // createAndAwait creates obj and polls its status until succeeded is true

@@ -6,6 +6,7 @@ package framework
 // credentials in coreos v0.9.4's awsSecret format.
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -133,6 +134,17 @@ func (s *ObjectStore) Download(ctx context.Context, key, file string) error {
 			return fmt.Errorf("downloading %s/%s: %w", s.Bucket, key, err)
 		}
 		return f.Close()
+	})
+}
+
+// Upload stores data as object key of the bucket.
+func (s *ObjectStore) Upload(ctx context.Context, key string, data []byte) error {
+	return s.use(ctx, func(cli *minio.Client) error {
+		_, err := cli.PutObject(ctx, s.Bucket, key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{})
+		if err != nil {
+			return fmt.Errorf("uploading %s/%s: %w", s.Bucket, key, err)
+		}
+		return nil
 	})
 }
 

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // DeleteOrphaning deletes the CR as `kubectl delete --cascade=orphan`
@@ -64,4 +66,55 @@ func (c *EtcdCluster) MissingClaims(ctx context.Context, want map[types.UID]stri
 // ClaimNames are the names of claims, sorted.
 func ClaimNames(claims map[types.UID]string) []string {
 	return slices.Sorted(maps.Values(claims))
+}
+
+// ObjectSamples is what SampleObjects saw: claims that were not there when
+// it started, and the most member pods at once.
+type ObjectSamples struct {
+	NewClaims     []string
+	MostPods      int
+	MostPodsNames []string
+	Samples       int
+}
+
+// SampleObjects lists the namespace's claims and the cluster's member pods
+// every period until stop is called, recording claims that are not in
+// known and the largest set of member pods seen at once: what an operator
+// that starts a second cluster beside the first leaves, even if it later
+// deletes it again. A sample that could not list is skipped.
+func (c *EtcdCluster) SampleObjects(ctx context.Context, known map[types.UID]string, period time.Duration) (stop func() ObjectSamples) {
+	ctx, cancel := context.WithCancel(ctx)
+	var s ObjectSamples
+	seen := map[types.UID]bool{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = wait.PollUntilContextCancel(ctx, period, true, func(ctx context.Context) (bool, error) {
+			claims, err := c.NamespaceClaims(ctx)
+			pods, podErr := c.MemberPods(ctx)
+			if err != nil || podErr != nil {
+				return false, nil
+			}
+			s.Samples++
+			for uid, name := range claims {
+				if _, ok := known[uid]; !ok && !seen[uid] {
+					seen[uid] = true
+					s.NewClaims = append(s.NewClaims, name)
+				}
+			}
+			if len(pods) > s.MostPods {
+				s.MostPods, s.MostPodsNames = len(pods), nil
+				for _, p := range pods {
+					s.MostPodsNames = append(s.MostPodsNames, p.Name)
+				}
+			}
+			return false, nil
+		})
+	}()
+	return func() ObjectSamples {
+		cancel()
+		<-done
+		slices.Sort(s.NewClaims)
+		return s
+	}
 }

@@ -92,7 +92,7 @@ func (c Capabilities) capabilityOf(check string) (name string, claimed bool) {
 		return "operatorCrash", c.OperatorCrash
 	case "operator-upgrade":
 		return "operatorUpgrade", c.OperatorUpgrade
-	case "backup-restore":
+	case "backup-restore", "bad-restore":
 		return "backupRestore", c.BackupRestore != ""
 	}
 	return "", true
@@ -100,13 +100,13 @@ func (c Capabilities) capabilityOf(check string) (name string, claimed bool) {
 
 // CheckLabels are the Ginkgo labels of the checks, in run order (rbac and
 // cleanup last: they judge what the others made the operator do).
-var CheckLabels = []string{"create", "scale", "replace", "kill", "quorum-loss", "recreate-over-claims", "node-loss", "drain", "operator-crash", "operator-upgrade", "backup-restore", "upgrade", "rbac", "cleanup"}
+var CheckLabels = []string{"create", "scale", "replace", "kill", "quorum-loss", "recreate-over-claims", "node-loss", "drain", "operator-crash", "operator-upgrade", "backup-restore", "bad-restore", "upgrade", "rbac", "cleanup"}
 
 // BookChecks are the six checks of the book, required unless --require says
 // otherwise; FaultChecks are required when the profile claims them.
 var (
 	BookChecks  = []string{"create", "scale", "replace", "upgrade", "rbac", "cleanup"}
-	FaultChecks = []string{"kill", "quorum-loss", "recreate-over-claims", "node-loss", "drain", "operator-crash", "operator-upgrade", "backup-restore"}
+	FaultChecks = []string{"kill", "quorum-loss", "recreate-over-claims", "node-loss", "drain", "operator-crash", "operator-upgrade", "backup-restore", "bad-restore"}
 )
 
 // CheckGroups are labels that select a group of checks in a label filter

@@ -242,7 +242,7 @@ func TestUnreadableAuditLogOnlyMeansSomethingToRBAC(t *testing.T) {
 // but members on claims (quorumLoss: durable) are asked to survive their CR
 // created again over those claims too.
 func TestClaimsNameEachFaultCheck(t *testing.T) {
-	also := map[string]string{"recreate-over-claims": "quorum-loss"}
+	also := map[string]string{"recreate-over-claims": "quorum-loss", "bad-restore": "backup-restore", "backup-restore": "bad-restore"}
 	claims := map[string]Capabilities{
 		"kill":                 {Kill: true},
 		"quorum-loss":          {QuorumLoss: QuorumLossLossy},
@@ -252,6 +252,7 @@ func TestClaimsNameEachFaultCheck(t *testing.T) {
 		"operator-crash":       {OperatorCrash: true},
 		"operator-upgrade":     {OperatorUpgrade: true},
 		"backup-restore":       {BackupRestore: BackupRestoreCoreosAPI},
+		"bad-restore":          {BackupRestore: BackupRestoreCoreosAPI},
 	}
 	for _, check := range FaultChecks {
 		caps, ok := claims[check]

@@ -93,6 +93,16 @@ func RecreateOverClaimsSpec(ctx SpecContext, inputGetter func() RecreateOverClai
 
 	By("creating the cluster's CR again under its name")
 	created := time.Now()
+	// A second cluster started beside the claims may win or lose the race
+	// with the claims' members, and be deleted again: its claims and pods
+	// are looked for all along.
+	stopSampling := c.SampleObjects(ctx, claims, time.Second)
+	samples := framework.ObjectSamples{}
+	defer func() {
+		if stopSampling != nil {
+			stopSampling()
+		}
+	}()
 	Expect(c.CreateAgain(ctx)).To(Succeed())
 	c.WaitForHealthy(ctx, whole, e.Config.GetIntervals(check, "members-ready")...)
 	recovery := time.Since(created)
@@ -108,6 +118,19 @@ func RecreateOverClaimsSpec(ctx SpecContext, inputGetter func() RecreateOverClai
 	Consistently(ctx, func() ([]string, error) { return c.MissingClaims(ctx, claims) }).
 		WithTimeout(settle[0].(time.Duration)).WithPolling(settle[1].(time.Duration)).
 		Should(BeEmpty(), "claims of the cluster deleted after it was created again over them")
+	samples, stopSampling = stopSampling(), nil
+	if samples.Samples == 0 {
+		Incomplete(rep, check, "the claims and member pods were never listed while the cluster came back")
+	}
+	rep.Note(check, "%d samples of the claims and member pods while the cluster came back: at most %d member pods at once", samples.Samples, samples.MostPods)
+	if len(samples.NewClaims) > 0 {
+		Fail(fmt.Sprintf("an empty cluster beside the claims: created again over %s, the operator made new claims %s",
+			strings.Join(framework.ClaimNames(claims), ", "), strings.Join(samples.NewClaims, ", ")))
+	}
+	if samples.MostPods > size {
+		Fail(fmt.Sprintf("two clusters behind one name: %d member pods at once for a cluster of %d (%s)",
+			samples.MostPods, size, strings.Join(samples.MostPodsNames, ", ")))
+	}
 	expectWithin(rep, check, "recovery", recovery, e.Config.Budget("recreate-over-claims/recovery"))
 }
 

@@ -137,6 +137,13 @@ func Register(cfg *profile.Config, get func() *Suite, floor bool) {
 			})
 		}, SpecTimeout(cfg.SpecTimeout("backup-restore")))
 
+		It("keeps serving with its data when asked to restore a backup that cannot be restored", Label(profile.LabelsOf("bad-restore")...), func(ctx SpecContext) {
+			BadRestoreSpec(ctx, func() BadRestoreSpecInput {
+				s := get()
+				return BadRestoreSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
+			})
+		}, SpecTimeout(cfg.SpecTimeout("bad-restore")))
+
 		It("upgrades etcd one minor at a time under linearizable traffic", Label(profile.LabelsOf("upgrade")...), func(ctx SpecContext) {
 			UpgradeSpec(ctx, func() UpgradeSpecInput {
 				s := get()

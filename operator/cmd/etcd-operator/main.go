@@ -86,6 +86,8 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): carry out an EtcdRestore by starting the new cluster empty, never reading the backup.")
 	fs.BoolVar(&o.unsafe.BootstrapBesideClaims, "unsafe-bootstrap-beside-claims", false,
 		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): bootstrap a new, empty cluster although claims with its labels exist (an earlier cluster of that name's data), then delete those claims as claims of no member.")
+	fs.BoolVar(&o.unsafe.RestoreUnchecked, "unsafe-restore-unchecked", false,
+		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): carry out an EtcdRestore by deleting the cluster's members before checking that its backup restores.")
 	fs.BoolVar(&o.unsafeMembers.LeavePVCOnDelete, "unsafe-leave-pvc-on-delete", false,
 		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): create one member claim of each cluster without an owner reference, so it is left behind when the cluster is deleted (clusters with spec.pod.persistentVolumeClaimSpec only).")
 	fs.BoolVar(&o.unsafeMembers.ShellProbe, "unsafe-shell-probe", false,
@@ -261,7 +263,7 @@ func run(ctx context.Context, restCfg *rest.Config, gates *kubecompat.Gates, o o
 		log.Info("UNSAFE test-only behaviour is on; never run this in production",
 			"skipDeadMemberRemoval", o.unsafe.SkipDeadMemberRemoval, "upgradeAllAtOnce", o.unsafe.UpgradeAllAtOnce,
 			"rebootstrapAfterQuorumLoss", o.unsafe.RebootstrapAfterQuorumLoss, "restoreWithoutData", o.unsafe.RestoreWithoutData,
-			"bootstrapBesideClaims", o.unsafe.BootstrapBesideClaims,
+			"bootstrapBesideClaims", o.unsafe.BootstrapBesideClaims, "restoreUnchecked", o.unsafe.RestoreUnchecked,
 			"leavePVCOnDelete", o.unsafeMembers.LeavePVCOnDelete, "shellProbe", o.unsafeMembers.ShellProbe)
 	}
 	r := &controller.Reconciler{

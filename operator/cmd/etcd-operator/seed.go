@@ -39,9 +39,24 @@ func runSeed(args []string) int {
 	defer stop()
 	if err := seed.Run(ctx, lg, cfg); err != nil {
 		lg.Error("seeding failed", zap.Error(err))
+		writeTerminationMessage(err.Error())
 		return 1
 	}
 	return 0
+}
+
+// writeTerminationMessage leaves msg where the kubelet reads a container's
+// termination message, so the operator reports the error in words rather
+// than the end of a JSON log; outside a pod there is no such file.
+func writeTerminationMessage(msg string) {
+	const file = "/dev/termination-log"
+	if _, err := os.Stat(file); err != nil {
+		return
+	}
+	if len(msg) > maxResultLen {
+		msg = msg[:maxResultLen]
+	}
+	_ = os.WriteFile(file, []byte(msg), 0o644)
 }
 
 // seedImage is the image a seeded member's init container runs: --seed-image,

@@ -178,6 +178,8 @@ func RestoreVerifyPod(c *etcdv1beta2.EtcdCluster, image string, r *etcdv1beta2.E
 		cfg.DataDir, cfg.VerifyOnly = restoreVerifyDir+"/data", true
 		ctr.Command = cfg.Command(OperatorBinary)
 	}
+	// `seed` writes its error to the termination message file; its log's
+	// end stands in where it could not.
 	ctr.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
 	mounts := []corev1.VolumeMount{{Name: restoreVerifyVolume, MountPath: restoreVerifyDir}}
 	volumes := []corev1.Volume{{Name: restoreVerifyVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}

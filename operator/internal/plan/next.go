@@ -74,7 +74,7 @@ func next(o Observed, opts Options) Action {
 		return a
 	}
 	version, _ := EffectiveVersion(o)
-	if a, ok := restore(o, version); ok {
+	if a, ok := restore(o, opts, version); ok {
 		return a
 	}
 	if a, ok := restartUnpulled(o); ok {

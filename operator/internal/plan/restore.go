@@ -22,10 +22,13 @@ import (
 // (a typo in its path, a wrong Secret, a corrupt object) is refused and
 // leaves the cluster as it was, instead of failing once the members are
 // gone. A cluster with no member left to lose skips the check.
-func restore(o Observed, version string) (Action, bool) {
-	r := o.Restore
-	if r == nil {
+func restore(o Observed, opts Options, version string) (Action, bool) {
+	if o.Restore == nil {
 		return Action{}, false
+	}
+	r := *o.Restore
+	if opts.RestoreUnchecked {
+		r.Check = BackupChecked
 	}
 	var seeded *Pod
 	var old, terminating []string

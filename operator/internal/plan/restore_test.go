@@ -106,3 +106,12 @@ func TestRestore(t *testing.T) {
 		})
 	}
 }
+
+// TestUnsafeRestoreUnchecked: the self-test's known-bad mode deletes the
+// members before the backup was checked, as this operator did before.
+func TestUnsafeRestoreUnchecked(t *testing.T) {
+	got := Next(restoring(func(*Observed) {}), Options{RestoreUnchecked: true})
+	if got.Kind != DeleteForRestore {
+		t.Fatalf("Next() = %s (%s), want DeleteForRestore", got.Kind, got.Message)
+	}
+}

@@ -195,6 +195,10 @@ type Options struct {
 	// with the cluster's labels exist, and deletes those it does not
 	// control as claims of no member (what this operator did before).
 	BootstrapBesideClaims bool
+	// RestoreUnchecked deletes a cluster's members for an EtcdRestore
+	// without checking first that its backup restores (what this operator
+	// did before).
+	RestoreUnchecked bool
 }
 
 // Kind names an action.
