@@ -57,6 +57,8 @@ var dangerous = []struct {
 	{"", "pods/attach", []string{"create", "get"}, "attaches to any pod"},
 	{"rbac.authorization.k8s.io", "*", []string{"escalate", "bind"}, "raises its own privileges"},
 	{"*", "*", []string{"impersonate"}, "acts as other users"},
+	{"", "serviceaccounts/token", []string{"create"}, "mints tokens of any ServiceAccount in scope, and acts as it"},
+	{"", "nodes/proxy", []string{"get", "create"}, "reaches every kubelet's API, which runs commands in any pod on the node"},
 }
 
 // Scope says where the operator is meant to work, which decides whether a

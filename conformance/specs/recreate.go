@@ -107,9 +107,12 @@ func RecreateOverClaimsSpec(ctx SpecContext, inputGetter func() RecreateOverClai
 	c.WaitForHealthy(ctx, whole, e.Config.GetIntervals(check, "members-ready")...)
 	recovery := time.Since(created)
 	if lost := lostMarkers(ctx, c, whole, markers, e.Config.GetIntervals(check, "members-ready")...); len(lost) > 0 {
-		expectClaimsKept(ctx, rep, check, c, claims, "after the CR was created again")
-		Fail(fmt.Sprintf("an empty cluster: created again over the claims %s, the cluster lost %d of %d acknowledged marker writes: %s",
-			strings.Join(framework.ClaimNames(claims), ", "), len(lost), len(markers), strings.Join(lost, "; ")))
+		deleted := ""
+		if missing, err := c.MissingClaims(ctx, claims); err == nil && len(missing) > 0 {
+			deleted = "; claims deleted: " + strings.Join(missing, ", ")
+		}
+		Fail(fmt.Sprintf("an empty cluster: created again over the claims %s, the cluster lost %d of %d acknowledged marker writes: %s%s",
+			strings.Join(framework.ClaimNames(claims), ", "), len(lost), len(markers), strings.Join(lost, "; "), deleted))
 	}
 	// An operator may delete claims it takes for leftovers some time after
 	// the cluster runs (the reference waits 15 s before it deletes a claim

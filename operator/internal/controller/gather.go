@@ -37,6 +37,9 @@ type observation struct {
 	// restore is the cluster's unfinished EtcdRestore, nil when none;
 	// earlierRestore is its EtcdRestore when that is not in progress.
 	restore, earlierRestore *etcdv1beta2.EtcdRestore
+	// alarms are the cluster's active etcd alarms (NOSPACE, CORRUPT), as
+	// its members list them; reported in the Available condition.
+	alarms []string
 }
 
 func (o *observation) close() {
@@ -178,6 +181,11 @@ func (r *Reconciler) readMembership(ctx context.Context, obs *observation, endpo
 	raftIndex := map[uint64]uint64{}
 	leaders := map[uint64]int{}
 	for _, s := range admin.Statuses(callCtx) {
+		for _, a := range s.Alarms {
+			if !slices.Contains(obs.alarms, a) {
+				obs.alarms = append(obs.alarms, a)
+			}
+		}
 		if s.Healthy() {
 			healthy[s.MemberID] = true
 			raftIndex[s.MemberID] = s.RaftIndex

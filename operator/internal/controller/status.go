@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -54,7 +55,14 @@ func computeStatus(c *etcdv1beta2.EtcdCluster, obs *observation, a plan.Action, 
 			Type: t, Status: status, Reason: v.reason, Message: v.message, ObservedGeneration: c.Generation,
 		})
 	}
-	set(conditions.Available, availability(obs, a, st.Phase, n))
+	available := availability(obs, a, st.Phase, n)
+	if len(obs.alarms) > 0 {
+		// An alarm stops writes (NOSPACE) or means data may differ between
+		// members (CORRUPT): a person must act, whatever the quorum says.
+		slices.Sort(obs.alarms)
+		available.message += "; active etcd alarms: " + strings.Join(obs.alarms, ", ")
+	}
+	set(conditions.Available, available)
 	set(conditions.Scaling, scaling(st.Size, c.Spec.Size))
 	set(conditions.Recovering, recovery(obs, a))
 	set(conditions.Upgrading, verdict{upgrading, upgradeReason, upgradeMessage})

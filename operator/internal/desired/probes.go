@@ -25,9 +25,17 @@ const (
 	// read (3.4: a quorum read through raft). It has no learner check, so a
 	// caught-up learner passes. Served by every release.
 	PathHealth = "/health"
+	// PathHealthNoSpace is PathHealth but for the NOSPACE alarm (the
+	// exclude parameter, 3.5.0+), as kubeadm probes etcd: every member
+	// lists every alarm, so on plain /health one full member made every
+	// member fail its probes at once, and the kubelet restarted them all,
+	// while under NOSPACE a member still serves reads, deletes and the
+	// compaction that recovers it.
+	PathHealthNoSpace = "/health?exclude=NOSPACE"
 	// PathHealthSerializable skips the leader check and reads locally
-	// (3.5.3+, etcd-io/etcd#13706; older releases ignore the parameter).
-	PathHealthSerializable = "/health?serializable=true"
+	// (3.5.3+, etcd-io/etcd#13706; older releases ignore the parameter),
+	// NOSPACE excluded as in PathHealthNoSpace.
+	PathHealthSerializable = "/health?exclude=NOSPACE&serializable=true"
 	// PathLivez is a local serializable read (3.5.11+, 3.6+).
 	PathLivez = "/livez"
 	// PathReadyz checks the corruption alarm, a serializable and a
@@ -63,8 +71,8 @@ var healthPathsSince = []struct {
 	paths HealthPaths
 }{
 	{version.MustParseGeneric("3.5.11"), HealthPaths{Alive: PathLivez, Ready: PathReadyz}},
-	{version.MustParseGeneric("3.5.3"), HealthPaths{Alive: PathHealthSerializable, Ready: PathHealth}},
-	{version.MustParseGeneric("3.5.0"), HealthPaths{Alive: PathHealth, Ready: PathHealth}},
+	{version.MustParseGeneric("3.5.3"), HealthPaths{Alive: PathHealthSerializable, Ready: PathHealthNoSpace}},
+	{version.MustParseGeneric("3.5.0"), HealthPaths{Alive: PathHealthNoSpace, Ready: PathHealthNoSpace}},
 }
 
 // HealthPathsFor chooses the probe paths for an etcd release.

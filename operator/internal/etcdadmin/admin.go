@@ -34,9 +34,18 @@ type Status struct {
 	RaftIndex uint64
 	IsLearner bool
 	Errors    []string
+	// Alarms are the cluster's active alarms as this member lists them
+	// ("memberID:… alarm:NOSPACE"): every member lists every alarm, whoever
+	// raised it. They are not errors of the member: under NOSPACE a member
+	// still serves reads, deletes and compaction, and is needed for the
+	// cluster to recover.
+	Alarms []string
 }
 
 // Healthy means the endpoint answered without errors and knows a leader.
+// An alarm does not make a member unhealthy: taken for member death, a
+// NOSPACE alarm (which every member lists) made every member look dead, so
+// none was replaced, and scale and upgrade stopped.
 func (s Status) Healthy() bool { return len(s.Errors) == 0 && s.LeaderID != 0 }
 
 // Admin is the interface the reconciler uses; Client implements it.
@@ -138,15 +147,24 @@ func (c *Client) status(ctx context.Context, endpoint string) Status {
 	if err != nil {
 		return Status{Endpoint: endpoint, Errors: []string{err.Error()}}
 	}
-	return Status{
+	s := Status{
 		Endpoint:  endpoint,
 		MemberID:  resp.Header.MemberId,
 		LeaderID:  resp.Leader,
 		Version:   resp.Version,
 		RaftIndex: resp.RaftIndex,
 		IsLearner: resp.IsLearner,
-		Errors:    resp.Errors,
 	}
+	// etcd's Status lists "etcdserver: no leader" and, for each active
+	// alarm, the AlarmMember in protobuf text ("memberID:… alarm:NOSPACE").
+	for _, e := range resp.Errors {
+		if strings.Contains(e, "alarm:") {
+			s.Alarms = append(s.Alarms, strings.TrimSpace(e))
+		} else {
+			s.Errors = append(s.Errors, e)
+		}
+	}
+	return s
 }
 
 // AddLearner adds a non-voting member; it returns the new member and the

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 
@@ -286,4 +287,58 @@ func TestMoveLeader(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestAlarmIsNotMemberDeath fills a real member past its quota until etcd
+// raises NOSPACE: the member still counts as healthy (it answers, knows a
+// leader, serves reads and compaction) and the alarm is listed apart. Taken
+// for an error, it made every member of the cluster look dead.
+func TestAlarmIsNotMemberDeath(t *testing.T) {
+	m := newMember(t, "full")
+	cfg := embed.NewConfig()
+	cfg.Name = m.name
+	cfg.Dir = t.TempDir()
+	cfg.ListenPeerUrls = []url.URL{mustURL(t, m.peerURL)}
+	cfg.AdvertisePeerUrls = cfg.ListenPeerUrls
+	cfg.ListenClientUrls = []url.URL{mustURL(t, m.clientURL)}
+	cfg.AdvertiseClientUrls = cfg.ListenClientUrls
+	cfg.InitialCluster = initialCluster(m)
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+	cfg.QuotaBackendBytes = 2 << 20
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.etcd = e
+	t.Cleanup(m.stop)
+	<-e.Server.ReadyNotify()
+	c := ctx(t)
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{m.clientURL}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cli.Close() })
+	value := strings.Repeat("x", 100<<10)
+	full := false
+	for i := 0; i < 200 && !full; i++ {
+		_, err := cli.Put(c, fmt.Sprintf("fill/%03d", i), value)
+		full = err != nil && strings.Contains(err.Error(), "database space exceeded")
+		if err != nil && !full {
+			t.Fatal(err)
+		}
+	}
+	if !full {
+		t.Fatal("etcd never raised NOSPACE")
+	}
+	statuses := dial(t, m).Statuses(c)
+	if len(statuses) != 1 {
+		t.Fatalf("statuses %+v", statuses)
+	}
+	s := statuses[0]
+	if !s.Healthy() || len(s.Errors) > 0 {
+		t.Errorf("a member under NOSPACE is unhealthy: %+v", s)
+	}
+	if len(s.Alarms) != 1 || !strings.Contains(s.Alarms[0], "NOSPACE") {
+		t.Errorf("alarms %q, want the NOSPACE alarm", s.Alarms)
+	}
 }
