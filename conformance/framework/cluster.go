@@ -50,6 +50,10 @@ type Claims struct {
 	Phase          string
 	ReadyMembers   int
 	CurrentVersion string
+	// Unfilled names the status fields the profile names that were missing
+	// or zero when read ("readyMembers (status.members.ready)"): a claim
+	// the operator never makes cannot agree with etcd.
+	Unfilled []string `json:"unfilled,omitempty"`
 }
 
 func (e *Env) crResource() dynamic.NamespaceableResourceInterface {
@@ -236,9 +240,15 @@ func (c *EtcdCluster) Claims(ctx context.Context) (Claims, error) {
 	var cl Claims
 	if st.Phase != "" {
 		cl.Phase, _, _ = unstructured.NestedString(obj.Object, strings.Split(st.Phase, ".")...)
+		if cl.Phase == "" {
+			cl.Unfilled = append(cl.Unfilled, "phase ("+st.Phase+")")
+		}
 	}
 	if st.CurrentVersion != "" {
 		cl.CurrentVersion, _, _ = unstructured.NestedString(obj.Object, strings.Split(st.CurrentVersion, ".")...)
+		if cl.CurrentVersion == "" {
+			cl.Unfilled = append(cl.Unfilled, "currentVersion ("+st.CurrentVersion+")")
+		}
 	}
 	if st.ReadyMembers != "" {
 		v, _, _ := unstructured.NestedFieldNoCopy(obj.Object, strings.Split(st.ReadyMembers, ".")...)
@@ -249,6 +259,9 @@ func (c *EtcdCluster) Claims(ctx context.Context) (Claims, error) {
 			cl.ReadyMembers = int(x)
 		case float64:
 			cl.ReadyMembers = int(x)
+		}
+		if cl.ReadyMembers == 0 {
+			cl.Unfilled = append(cl.Unfilled, "readyMembers ("+st.ReadyMembers+")")
 		}
 	}
 	return cl, nil

@@ -3,6 +3,7 @@ package framework
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // judge compares the probed state with the expectation; pure, so tests can
@@ -47,6 +48,10 @@ func (t *Truth) judge(want Want) []string {
 	}
 	if len(hashes) > 1 {
 		problems = append(problems, fmt.Sprintf("%s: HashKV differs across members: %v", ProblemHash, hashes))
+	}
+	if len(t.Claims.Unfilled) > 0 && len(podOf) > 0 {
+		problems = append(problems, fmt.Sprintf("%s: status fields the profile names are missing or zero while etcd answers on %d members: %s",
+			ProblemClaims, len(podOf), strings.Join(t.Claims.Unfilled, ", ")))
 	}
 	if t.Claims.ReadyMembers != 0 && t.Claims.ReadyMembers != len(podOf) {
 		problems = append(problems, fmt.Sprintf("%s: status says %d ready members, etcd answers on %d", ProblemClaims, t.Claims.ReadyMembers, len(podOf)))

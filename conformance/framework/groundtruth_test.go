@@ -38,6 +38,11 @@ func TestJudge(t *testing.T) {
 		{name: "one member on the old version", mutate: func(t *Truth) { t.Pods[0].Version = "3.5.21" }, expect: []string{ProblemVersion + ": a runs etcd 3.5.21"}},
 		{name: "status claims more than etcd", mutate: func(t *Truth) { t.Pods[2].Error = "refused" }, expect: []string{ProblemStaleMember, ProblemClaims + ": status says 3 ready members, etcd answers on 2"}},
 		{name: "status claims an old version", mutate: func(t *Truth) { t.Claims.CurrentVersion = "3.5.21" }, expect: []string{ProblemClaims + ": status says version 3.5.21"}},
+		// Before, a claim never made was never compared: 0 ready members and
+		// no currentVersion passed "ground truth agrees with CR status".
+		{name: "status never filled in", mutate: func(t *Truth) {
+			t.Claims = Claims{Phase: "Running", Unfilled: []string{"readyMembers (status.members.ready)", "currentVersion (status.currentVersion)"}}
+		}, expect: []string{ProblemClaims + ": status fields the profile names are missing or zero while etcd answers on 3 members: readyMembers"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

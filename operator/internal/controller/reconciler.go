@@ -209,6 +209,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		refused = append(refused, "events: none recorded: "+r.EventsOff)
 	}
 	status := computeStatus(&cluster, obs, action, refused)
+	if r.Options.OmitCurrentVersion {
+		status.CurrentVersion = "" // UNSAFE, self-test only
+	}
 	r.reportRestore(ctx, &cluster, obs, action, status)
 	updateMetrics(&cluster, status)
 	r.recordRefusal(&cluster, status)

@@ -199,6 +199,9 @@ type Options struct {
 	// without checking first that its backup restores (what this operator
 	// did before).
 	RestoreUnchecked bool
+	// OmitCurrentVersion never reports status.currentVersion (the status
+	// check's known-bad variant); the plan itself does not read it.
+	OmitCurrentVersion bool
 }
 
 // Kind names an action.
