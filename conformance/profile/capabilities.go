@@ -123,3 +123,8 @@ func LabelsOf(check string) []string {
 	}
 	return labels
 }
+
+// OperatorFrameworkLevels are the values of a CSV's capabilities
+// annotation, level 1 to 5 (report.CapabilityLevels says which checks
+// prove each).
+var OperatorFrameworkLevels = []string{"Basic Install", "Seamless Upgrades", "Full Lifecycle", "Deep Insights", "Auto Pilot"}

@@ -29,6 +29,10 @@ type Profile struct {
 	Cluster      Cluster      `json:"cluster"`
 	Etcd         Etcd         `json:"etcd"`
 	Capabilities Capabilities `json:"capabilities"`
+	// CapabilityLevel is the Operator Framework capability level the
+	// operator's CSV declares ("Full Lifecycle"), shown beside the level a
+	// run proves; "" when it declares none.
+	CapabilityLevel string `json:"capabilityLevel,omitempty"`
 
 	// UpgradeOperator replaces the installed operator with a newer build
 	// (e.g. a new image on its Deployment) while clusters run: the

@@ -115,6 +115,10 @@ func (p *Profile) validateSettings() []error {
 		errs = append(errs, fmt.Errorf("  capabilities.backupRestore: %q is not %q (EtcdBackup and EtcdRestore of coreos v0.9.4, S3 storage)",
 			p.Capabilities.BackupRestore, BackupRestoreCoreosAPI))
 	}
+	if p.CapabilityLevel != "" && !slices.Contains(OperatorFrameworkLevels, p.CapabilityLevel) {
+		errs = append(errs, fmt.Errorf("  capabilityLevel: %q is not one of the Operator Framework's levels %q (a CSV's capabilities annotation)",
+			p.CapabilityLevel, OperatorFrameworkLevels))
+	}
 	if p.Cluster.ClientPort <= 0 || p.Cluster.ClientPort > 65535 {
 		errs = append(errs, fmt.Errorf("  cluster.clientPort: %d is not a TCP port", p.Cluster.ClientPort))
 	}

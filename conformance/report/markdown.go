@@ -15,6 +15,9 @@ func (rep *Report) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# etcdproof: %s — %s\n\n", rep.Profile, rep.Verdict)
 	fmt.Fprintf(&b, "**%s**\n\n", mdText(rep.VerdictLine))
+	if rep.Capability != nil {
+		fmt.Fprintf(&b, "%s\n\n", mdText(rep.Capability.Line()))
+	}
 	e := rep.Environment
 	fmt.Fprintf(&b, "Kubernetes %s, kind %s, etcd %s, operator %s, suite %s. Run %s, %.0f s.\n\n",
 		orDash(e.Kubernetes), orDash(e.Kind), orDash(strings.Join(e.Etcd, " → ")), orDash(e.Operator), orDash(e.Suite), rep.Started.UTC().Format(time.RFC3339), float64(rep.Duration)/1000)

@@ -41,6 +41,9 @@ type Report struct {
 	// Operator is absent when the profile names no operator Deployment.
 	Operator *OperatorUsage `json:"operator,omitempty"`
 	Checks   []*Check       `json:"checks"`
+	// Capability is the Operator Framework capability level the run
+	// proved (ProveCapability), beside the one the profile declares.
+	Capability *CapabilityLevel `json:"capability,omitempty"`
 	// Floor is what the same member pods took with no operator (etcdproof
 	// run --floor): timings named like the checks', nothing judged.
 	Floor *Check `json:"floor,omitempty"`

@@ -135,6 +135,9 @@ func Run(ctx context.Context, o Options) int {
 	fmt.Printf("\nreports: %s\n", o.Framework.ReportDir)
 	fmt.Print(rep.Markdown())
 	fmt.Printf("\netcdproof: %s\n", rep.VerdictLine)
+	if rep.Capability != nil {
+		fmt.Printf("etcdproof: %s\n", rep.Capability.Line())
+	}
 	switch {
 	case rep.SetupFailure != "":
 		fmt.Fprintln(os.Stderr, "etcdproof: could not install or start the operator; see the report")
@@ -158,6 +161,7 @@ func buildReport(ctx context.Context, o Options, env *framework.Env, s *specs.Su
 		rep.SuiteFailures = append(rep.SuiteFailures, "interrupted before the end of the run")
 		rep.Judge()
 	}
+	rep.ProveCapability(env.Profile.CapabilityLevel)
 	if o.Floor {
 		rep.Floor = floorOf(s.Report, s.GinkgoReport)
 	}

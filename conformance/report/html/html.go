@@ -69,6 +69,8 @@ func Render(w io.Writer, dir string, rep *report.Report) error {
 
 type page struct {
 	Profile, Verdict, VerdictLine, VerdictClass string
+	// Capability is the capability level line (report.CapabilityLevel.Line).
+	Capability string
 	Started, Duration                           string
 	Environment                                 []field
 	Memory                                      string
@@ -140,6 +142,9 @@ func newPage(dir string, original *report.Report) (*page, error) {
 		Started: rep.Started.UTC().Format(time.RFC3339), Duration: seconds(rep.Duration, 0),
 		SetupFailure: rep.SetupFailure, SuiteFailures: rep.SuiteFailures, MaxEvents: report.MaxEventsPerCheck,
 		Environment: []field{{"Kubernetes", e.Kubernetes}, {"kind", e.Kind}, {"etcd", strings.Join(e.Etcd, " → ")}, {"operator", e.Operator}, {"suite", e.Suite}}}
+	if rep.Capability != nil {
+		p.Capability = rep.Capability.Line()
+	}
 	if u := rep.Operator; u != nil && u.Samples > 0 {
 		p.Memory = fmt.Sprintf("peak RSS %.1f MiB, peak working set %.1f MiB (%d samples)", report.MiB(u.PeakRSSBytes), report.MiB(u.PeakWorkingSetBytes), u.Samples)
 	}
