@@ -70,13 +70,13 @@ func Render(w io.Writer, dir string, rep *report.Report) error {
 type page struct {
 	Profile, Verdict, VerdictLine, VerdictClass string
 	// Capability is the capability level line (report.CapabilityLevel.Line).
-	Capability string
-	Started, Duration                           string
-	Environment                                 []field
-	Memory                                      string
-	SetupFailure                                string
-	SuiteFailures                               []string
-	Checks                                      []checkView
+	Capability        string
+	Started, Duration string
+	Environment       []field
+	Memory            string
+	SetupFailure      string
+	SuiteFailures     []string
+	Checks            []checkView
 	// MaxEvents is how many events a check keeps.
 	MaxEvents int
 }
