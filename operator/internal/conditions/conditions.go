@@ -104,4 +104,8 @@ const (
 	// EventRestoring (Warning) says that an EtcdRestore replaces the
 	// cluster's members and data by a backup's.
 	EventRestoring = "Restoring From Backup"
+	// EventStatusNotWritten (Warning) says that the cluster's status cannot
+	// be stored (the operator's grant lacks the status subresource, say):
+	// without it `kubectl describe` would show no status and no reason.
+	EventStatusNotWritten = "Status Not Written"
 )

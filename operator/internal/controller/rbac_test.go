@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
+	"github.com/etcdproof/etcdproof/operator/internal/conditions"
 	"github.com/etcdproof/etcdproof/operator/internal/plan"
 )
 
@@ -105,4 +107,40 @@ func readRole(t *testing.T, file string) *rbacv1.Role {
 		t.Fatalf("%s: %v", file, err)
 	}
 	return &role
+}
+
+// TestStatusNotWrittenSaysWhy: run under a grant without the status
+// subresource (the book's Role beside the reference's CRD), the operator
+// still manages the cluster, and a Warning Event on the EtcdCluster says
+// why it shows no status. Before, only the operator's log said so.
+func TestStatusNotWrittenSaysWhy(t *testing.T) {
+	needAPIServer(t)
+	if !eventsRecorded(t) {
+		return
+	}
+	ctx := context.Background()
+	ns := newNamespace(t)
+	withoutStatus := func(r *rbacv1.Role) {
+		for i := range r.Rules {
+			r.Rules[i].Resources = slices.DeleteFunc(slices.Clone(r.Rules[i].Resources), func(res string) bool { return res == "etcdclusters/status" })
+		}
+	}
+	startOperatorAs(t, asGeneratedRole(t, ns, withoutStatus), ns, nil, plan.Options{})
+	c := newCluster(ns, "unwritten", 3, "3.5.21")
+	if err := k8s.Create(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a Warning Event saying the status cannot be stored", func() error {
+		var events corev1.EventList
+		if err := k8s.List(ctx, &events, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range events.Items {
+			if e.Reason == conditions.EventStatusNotWritten && e.Type == corev1.EventTypeWarning && e.InvolvedObject.Name == c.Name &&
+				strings.Contains(e.Message, "etcdclusters/status") {
+				return nil
+			}
+		}
+		return fmt.Errorf("%d events, none about the status", len(events.Items))
+	})
 }

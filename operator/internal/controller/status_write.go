@@ -6,12 +6,14 @@ import (
 	"errors"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
+	"github.com/etcdproof/etcdproof/operator/internal/conditions"
 	"github.com/etcdproof/etcdproof/operator/internal/plan"
 )
 
@@ -108,6 +110,13 @@ func (r *Reconciler) statusNotWritten(ctx context.Context, key types.NamespacedN
 		r.memo.Store(key, memoStatus{uid: c.UID, status: want.DeepCopy()})
 		r.warnOnce(ctx, "status in "+key.Namespace, "status cannot be written; the operator keeps it in memory and goes on",
 			"namespace", key.Namespace, "error", err.Error())
+		// Once per cluster: Events are granted by every Role the operator
+		// runs under (coreos' and the book's too), its status is not.
+		if _, seen := r.warned.LoadOrStore("status event "+string(c.UID), true); !seen {
+			r.event(c, corev1.EventTypeWarning, conditions.EventStatusNotWritten, "WriteStatus",
+				"the cluster's status cannot be stored, so it shows none (%v); grant update on etcdclusters/status (the CRD has a status subresource) or install a CRD without one. The operator keeps the status in memory and goes on",
+				err)
+		}
 		return requeue
 	case apierrors.IsConflict(err):
 		log.FromContext(ctx).V(1).Info("status not written: the cluster changed meanwhile")
