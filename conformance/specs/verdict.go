@@ -23,6 +23,15 @@ func Incomplete(rep *report.Recorder, check, format string, args ...any) {
 	Fail(IncompletePrefix+msg, 1)
 }
 
+// unobserved records that check could not observe one thing it judges and
+// lets the spec go on: every later step is still judged, and a failure
+// among them makes the check FAIL (the runner notes what was not observed
+// beside it); with none, the check ends INCOMPLETE. Incomplete, which ends
+// the spec, is for what the rest of the check cannot do without.
+func unobserved(rep *report.Recorder, check, format string, args ...any) {
+	rep.Incomplete(check, format, args...)
+}
+
 // notClaimed ends the spec of a capability the profile does not claim: the
 // check is reported as not claimed, which keeps a run that requires it
 // from passing.

@@ -71,11 +71,27 @@ var _ = Describe("verdicts", func() {
 		e, rep := verdictInput("upgrade not claimed", "", profile.Capabilities{})
 		UpgradeSpec(ctx, func() UpgradeSpecInput { return UpgradeSpecInput{Env: e, Report: rep, Namespaces: e} })
 	})
+	It("incomplete traffic, then a failure", func(ctx SpecContext) {
+		_, rep := verdictInput("incomplete traffic, then a failure", "", profile.Capabilities{})
+		expectTraffic(unreadTraffic(rep, "upgrade"), "to-3.5.21")
+		Fail("the hop to 3.6.16 lost a write")
+	})
+	It("incomplete traffic, nothing else", func(ctx SpecContext) {
+		_, rep := verdictInput("incomplete traffic, nothing else", "", profile.Capabilities{})
+		expectTraffic(unreadTraffic(rep, "upgrade"), "to-3.5.21")
+	})
 	It("scale without a report", func(ctx SpecContext) {
 		e, _ := verdictInput("scale without a report", "", profile.Capabilities{ScaleUp: true})
 		ScaleSpec(ctx, func() ScaleSpecInput { return ScaleSpecInput{Env: e, Namespaces: e} })
 	})
 })
+
+// unreadTraffic is a phase whose only problem is keys never read back.
+func unreadTraffic(rep *report.Recorder, check string) phaseTraffic {
+	var res framework.TrafficResult
+	res.Incomplete, res.Failures = true, []string{"could not verify key k0"}
+	return phaseTraffic{TrafficResult: res, report: rep, check: check}
+}
 
 // quietT collects Ginkgo's verdict without failing the go test: these
 // specs are meant to fail or skip, and Ginkgo prints them so.
@@ -95,15 +111,23 @@ func TestSpecsThatCannotObserveAreIncompleteOrNotClaimed(t *testing.T) {
 		check, reason string
 		state         report.State
 		ginkgo        types.SpecState
+		// failure is what Ginkgo's failure must say, where a later step
+		// failed after something was not observed.
+		failure string
 	}{
-		"rbac without --audit-log":                    {"rbac", "no --audit-log given", report.Incomplete, types.SpecStateFailed},
-		"rbac with an audit log that does not exist":  {"rbac", "gone.log", report.Incomplete, types.SpecStateFailed},
-		"rbac with an audit log that is not JSON":     {"rbac", "cannot read the audit log", report.Incomplete, types.SpecStateFailed},
-		"rbac with an audit log without the operator": {"rbac", "has no request by system:serviceaccount:ops:op since the run started", report.Incomplete, types.SpecStateFailed},
-		"scale not claimed":                           {"scale", "profile does not claim scaleUp", report.NotClaimed, types.SpecStateSkipped},
-		"replace not claimed":                         {"replace", "profile does not claim deadMemberReplacement", report.NotClaimed, types.SpecStateSkipped},
-		"upgrade not claimed":                         {"upgrade", "profile does not claim upgrade", report.NotClaimed, types.SpecStateSkipped},
-		"scale without a report":                      {"scale", "", report.State(""), types.SpecStateFailed},
+		// An incomplete phase does not end the spec: the failure after it
+		// is what Ginkgo reports, and the runner makes the check FAIL.
+		"incomplete traffic, then a failure": {"upgrade", "could not verify key k0", report.Incomplete, types.SpecStateFailed, "the hop to 3.6.16 lost a write"},
+		// Nothing failed: Ginkgo passes, the runner makes the check INCOMPLETE.
+		"incomplete traffic, nothing else":            {"upgrade", "could not verify key k0", report.Incomplete, types.SpecStatePassed, ""},
+		"rbac without --audit-log":                    {"rbac", "no --audit-log given", report.Incomplete, types.SpecStateFailed, ""},
+		"rbac with an audit log that does not exist":  {"rbac", "gone.log", report.Incomplete, types.SpecStateFailed, ""},
+		"rbac with an audit log that is not JSON":     {"rbac", "cannot read the audit log", report.Incomplete, types.SpecStateFailed, ""},
+		"rbac with an audit log without the operator": {"rbac", "has no request by system:serviceaccount:ops:op since the run started", report.Incomplete, types.SpecStateFailed, ""},
+		"scale not claimed":                           {"scale", "profile does not claim scaleUp", report.NotClaimed, types.SpecStateSkipped, ""},
+		"replace not claimed":                         {"replace", "profile does not claim deadMemberReplacement", report.NotClaimed, types.SpecStateSkipped, ""},
+		"upgrade not claimed":                         {"upgrade", "profile does not claim upgrade", report.NotClaimed, types.SpecStateSkipped, ""},
+		"scale without a report":                      {"scale", "", report.State(""), types.SpecStateFailed, ""},
 	}
 	seen := 0
 	for _, sr := range got.SpecReports {
@@ -123,6 +147,12 @@ func TestSpecsThatCannotObserveAreIncompleteOrNotClaimed(t *testing.T) {
 		if sr.State != w.ginkgo || c.State != w.state || !strings.Contains(c.Reason(), w.reason) {
 			t.Errorf("%s: Ginkgo %s (%q), recorded %s (%q); want Ginkgo %s, recorded %s (%q)",
 				sr.LeafNodeText, sr.State, sr.Failure.Message, c.State, c.Reason(), w.ginkgo, w.state, w.reason)
+		}
+		if w.failure != "" || w.ginkgo == types.SpecStatePassed {
+			if !strings.Contains(sr.Failure.Message, w.failure) {
+				t.Errorf("%s: Ginkgo failure %q, want %q", sr.LeafNodeText, sr.Failure.Message, w.failure)
+			}
+			continue
 		}
 		if w.state == report.Incomplete && sr.Failure.Message != IncompletePrefix+c.Incomplete {
 			t.Errorf("%s: Ginkgo failure %q does not carry the recorded reason %q", sr.LeafNodeText, sr.Failure.Message, c.Incomplete)
