@@ -65,7 +65,8 @@ func OperatorCrashSpec(ctx SpecContext, inputGetter func() OperatorCrashSpecInpu
 	if to := e.Profile.Etcd.UpgradeTo; caps.Upgrade && to != "" {
 		steps = append(steps, crashStep{"upgrade", func() error { return c.SetVersion(ctx, to) }, framework.Want{Size: size, Version: to, Data: marker}})
 	} else {
-		rep.Note(check, "upgrade step skipped: the profile does not claim upgrade")
+		// Skipped is not passed: the check promises an upgrade with crashes.
+		unobserved(rep, check, "the upgrade step did not run: the profile does not claim upgrade (with etcd.upgradeTo)")
 	}
 	kills, first, maxPause := e.Config.OperatorCrash.Schedule()
 	schedule := framework.KillSchedule{Kills: kills, FirstWithin: first, MaxPause: maxPause}
