@@ -265,11 +265,11 @@ e2e-run: ## Run the checks on the cluster as it is (no substrate step): PROFILE,
 
 .PHONY: e2e-nodes
 e2e-nodes: ## Run the node checks (node-loss, drain) on a 3-worker kind cluster NODES_CLUSTER (etcdproof-nodes); reports in NODES_REPORT_DIR.
-	$(MAKE) e2e KIND_TOPOLOGY=3workers CLUSTER=$(NODES_CLUSTER) LABEL_FILTER='node-loss || drain' REPORT_DIR=$(NODES_REPORT_DIR)
+	$(MAKE) e2e KIND_TOPOLOGY=3workers CLUSTER=$(NODES_CLUSTER) LABEL_FILTER='node-loss || drain || drain-during-rollout' REPORT_DIR=$(NODES_REPORT_DIR)
 
 .PHONY: e2e-nodes-selftest
 e2e-nodes-selftest: ## Prove the node checks' known-bad profiles fail, on the 3-worker cluster NODES_CLUSTER.
-	$(MAKE) e2e-selftest KIND_TOPOLOGY=3workers CLUSTER=$(NODES_CLUSTER) LABEL_FILTER='node-loss || drain' REPORT_DIR=$(NODES_REPORT_DIR)
+	$(MAKE) e2e-selftest KIND_TOPOLOGY=3workers CLUSTER=$(NODES_CLUSTER) LABEL_FILTER='node-loss || drain || drain-during-rollout' REPORT_DIR=$(NODES_REPORT_DIR)
 
 # Profiles compared by `make results` and `make bench` (the first is the bench baseline).
 RESULTS_PROFILES ?= reference coreos-v0.9.4 reference-as-coreos

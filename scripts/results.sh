@@ -28,7 +28,7 @@ filter=()
 if [[ ${RESULTS_RUN:-} == nodes ]]; then
   runs_dir=$results_dir/nodes
   archive_dir=$archive/nodes
-  filter=(--label-filter 'node-loss || drain')
+  filter=(--label-filter 'node-loss || drain || drain-during-rollout')
 fi
 
 # keep_run REPORT PROFILE: archive a run's report under the Kubernetes version

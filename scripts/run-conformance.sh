@@ -25,16 +25,16 @@ flags+=(--audit-log "$(env_of ETCDPROOF_AUDIT_LOG)")
 # that names them keeps them: the run then says why they cannot run here.
 args=("$@")
 if [[ ($command == run || $command == selftest) && ${KIND_TOPOLOGY:-} != 3workers ]]; then
-  one_node='!node-loss && !drain'
+  one_node='!node-loss && !drain && !drain-during-rollout'
   filter_at=-1
   for i in "${!args[@]}"; do
     [[ ${args[$i]} == --label-filter ]] && filter_at=$((i + 1))
   done
   if ((filter_at < 0)); then
-    log "== no --label-filter on a one-node cluster: leaving out node-loss and drain (run them with make e2e-nodes)"
+    log "== no --label-filter on a one-node cluster: leaving out node-loss, drain and drain-during-rollout (run them with make e2e-nodes)"
     flags+=(--label-filter "$one_node")
   elif [[ ${args[$filter_at]} != *node-loss* && ${args[$filter_at]} != *drain* ]]; then
-    log "== one-node cluster: leaving node-loss and drain out of --label-filter '${args[$filter_at]}' (run them with make e2e-nodes)"
+    log "== one-node cluster: leaving node-loss, drain and drain-during-rollout out of --label-filter '${args[$filter_at]}' (run them with make e2e-nodes)"
     args[filter_at]="(${args[$filter_at]}) && $one_node"
   fi
 fi

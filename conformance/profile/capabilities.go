@@ -86,7 +86,7 @@ func (c Capabilities) capabilityOf(check string) (name string, claimed bool) {
 		return "quorumLoss", c.QuorumLoss == QuorumLossDurable
 	case "node-loss":
 		return "nodeLoss", c.NodeLoss
-	case "drain":
+	case "drain", "drain-during-rollout":
 		return "drain", c.Drain
 	case "operator-crash":
 		return "operatorCrash", c.OperatorCrash
@@ -100,13 +100,13 @@ func (c Capabilities) capabilityOf(check string) (name string, claimed bool) {
 
 // CheckLabels are the Ginkgo labels of the checks, in run order (rbac and
 // cleanup last: they judge what the others made the operator do).
-var CheckLabels = []string{"create", "scale", "replace", "kill", "quorum-loss", "recreate-over-claims", "node-loss", "drain", "operator-crash", "operator-upgrade", "backup-restore", "bad-restore", "upgrade", "rbac", "cleanup"}
+var CheckLabels = []string{"create", "scale", "replace", "kill", "quorum-loss", "recreate-over-claims", "node-loss", "drain", "drain-during-rollout", "operator-crash", "operator-upgrade", "backup-restore", "bad-restore", "upgrade", "rbac", "cleanup"}
 
 // BookChecks are the six checks of the book, required unless --require says
 // otherwise; FaultChecks are required when the profile claims them.
 var (
 	BookChecks  = []string{"create", "scale", "replace", "upgrade", "rbac", "cleanup"}
-	FaultChecks = []string{"kill", "quorum-loss", "recreate-over-claims", "node-loss", "drain", "operator-crash", "operator-upgrade", "backup-restore", "bad-restore"}
+	FaultChecks = []string{"kill", "quorum-loss", "recreate-over-claims", "node-loss", "drain", "drain-during-rollout", "operator-crash", "operator-upgrade", "backup-restore", "bad-restore"}
 )
 
 // CheckGroups are labels that select a group of checks in a label filter

@@ -242,13 +242,14 @@ func TestUnreadableAuditLogOnlyMeansSomethingToRBAC(t *testing.T) {
 // but members on claims (quorumLoss: durable) are asked to survive their CR
 // created again over those claims too.
 func TestClaimsNameEachFaultCheck(t *testing.T) {
-	also := map[string]string{"recreate-over-claims": "quorum-loss", "bad-restore": "backup-restore", "backup-restore": "bad-restore"}
+	also := map[string]string{"recreate-over-claims": "quorum-loss", "bad-restore": "backup-restore", "backup-restore": "bad-restore", "drain": "drain-during-rollout", "drain-during-rollout": "drain"}
 	claims := map[string]Capabilities{
 		"kill":                 {Kill: true},
 		"quorum-loss":          {QuorumLoss: QuorumLossLossy},
 		"recreate-over-claims": {QuorumLoss: QuorumLossDurable},
 		"node-loss":            {NodeLoss: true},
 		"drain":                {Drain: true},
+		"drain-during-rollout": {Drain: true},
 		"operator-crash":       {OperatorCrash: true},
 		"operator-upgrade":     {OperatorUpgrade: true},
 		"backup-restore":       {BackupRestore: BackupRestoreCoreosAPI},

@@ -39,7 +39,7 @@ var CapabilityLevels = []struct {
 	// The application and storage lifecycle: scaling, failure recovery,
 	// backup and restore (also of a bad backup), and the voluntary
 	// disruptions of node maintenance.
-	{Name: "Full Lifecycle", Checks: []string{"scale", "replace", "quorum-loss", "recreate-over-claims", "backup-restore", "bad-restore", "drain"}},
+	{Name: "Full Lifecycle", Checks: []string{"scale", "replace", "quorum-loss", "recreate-over-claims", "backup-restore", "bad-restore", "drain", "drain-during-rollout"}},
 	// Metrics, alerts and events.
 	{Name: "Deep Insights", Untested: "no check observes the operator's metrics and alerts yet"},
 	// Abnormalities handled with no person: crashes, lost nodes, partitions,

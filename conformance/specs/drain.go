@@ -75,7 +75,7 @@ func DrainSpec(ctx SpecContext, inputGetter func() DrainSpecInput) {
 	budgets, err := c.DisruptionBudgets(ctx)
 	Expect(err).NotTo(HaveOccurred())
 
-	d := drains{env: e, report: rep, cluster: c, whole: whole}
+	d := drains{check: check, env: e, report: rep, cluster: c, whole: whole}
 	limits := framework.TrafficLimits{MaxWriteGap: e.Config.Budget("drain/longest-write-gap")}
 	res := withTraffic(ctx, trafficInput{Env: e, Report: rep, Cluster: c, Check: check, Phase: check, Limits: limits}, func() {
 		d.run(ctx, uniqueNodes(placed))
@@ -89,6 +89,8 @@ func DrainSpec(ctx SpecContext, inputGetter func() DrainSpecInput) {
 
 // drains drains nodes one after another under a quorum sampler.
 type drains struct {
+	// check is the check the drains belong to: its notes and verdict.
+	check   string
 	env     *framework.Env
 	report  *report.Recorder
 	cluster *framework.EtcdCluster
@@ -109,6 +111,7 @@ type drains struct {
 // only after that (the drain check once passed its samples while the
 // cluster it left had lost its quorum for good).
 func (d *drains) run(ctx SpecContext, nodes []string) {
+	// Each drain is waited for and timed as in the drain check.
 	const check = "drain"
 	e := d.env
 	sampler := d.cluster.StartQuorumSampler(ctx, e.Config.Polling(check, "quorum-sample"))
@@ -138,7 +141,7 @@ func (d *drains) run(ctx SpecContext, nodes []string) {
 // broken promise: a drain that did not finish or took too long, a sample
 // below quorum, or quorum kept with nothing to keep it.
 func (d *drains) judge(budgets []string) {
-	const check = "drain"
+	check := d.check
 	rep := d.report
 	refusals := 0
 	for _, r := range d.results {

@@ -116,6 +116,13 @@ func Register(cfg *profile.Config, get func() *Suite, floor bool) {
 			})
 		}, SpecTimeout(cfg.SpecTimeout("drain")))
 
+		It("keeps a quorum while nodes are drained during a scale-down and an upgrade", Label(profile.LabelsOf("drain-during-rollout")...), func(ctx SpecContext) {
+			DrainDuringRolloutSpec(ctx, func() DrainDuringRolloutSpecInput {
+				s := get()
+				return DrainDuringRolloutSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
+			})
+		}, SpecTimeout(cfg.SpecTimeout("drain-during-rollout")))
+
 		It("converges with no extra member or object when the operator is killed mid-change", Label(profile.LabelsOf("operator-crash")...), func(ctx SpecContext) {
 			OperatorCrashSpec(ctx, func() OperatorCrashSpecInput {
 				s := get()

@@ -90,6 +90,8 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): carry out an EtcdRestore by deleting the cluster's members before checking that its backup restores.")
 	fs.BoolVar(&o.unsafe.OmitCurrentVersion, "unsafe-omit-current-version", false,
 		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): never write status.currentVersion.")
+	fs.BoolVar(&o.unsafe.BudgetFromSize, "unsafe-budget-from-size", false,
+		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): give clusters a PodDisruptionBudget of maxUnavailable 1, which Kubernetes counts against spec.size rather than against the voters etcd lists.")
 	fs.BoolVar(&o.unsafeMembers.LeavePVCOnDelete, "unsafe-leave-pvc-on-delete", false,
 		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): create one member claim of each cluster without an owner reference, so it is left behind when the cluster is deleted (clusters with spec.pod.persistentVolumeClaimSpec only).")
 	fs.BoolVar(&o.unsafeMembers.ShellProbe, "unsafe-shell-probe", false,
@@ -266,7 +268,7 @@ func run(ctx context.Context, restCfg *rest.Config, gates *kubecompat.Gates, o o
 			"skipDeadMemberRemoval", o.unsafe.SkipDeadMemberRemoval, "upgradeAllAtOnce", o.unsafe.UpgradeAllAtOnce,
 			"rebootstrapAfterQuorumLoss", o.unsafe.RebootstrapAfterQuorumLoss, "restoreWithoutData", o.unsafe.RestoreWithoutData,
 			"bootstrapBesideClaims", o.unsafe.BootstrapBesideClaims, "restoreUnchecked", o.unsafe.RestoreUnchecked,
-			"omitCurrentVersion", o.unsafe.OmitCurrentVersion,
+			"omitCurrentVersion", o.unsafe.OmitCurrentVersion, "budgetFromSize", o.unsafe.BudgetFromSize,
 			"leavePVCOnDelete", o.unsafeMembers.LeavePVCOnDelete, "shellProbe", o.unsafeMembers.ShellProbe)
 	}
 	r := &controller.Reconciler{

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
@@ -62,6 +63,9 @@ func (r *Reconciler) ensureDisruptionBudget(ctx context.Context, c *etcdv1beta2.
 	var want client.Object = desired.DisruptionBudget(c, voters)
 	if v1beta1 {
 		want = desired.DisruptionBudgetV1beta1(c, voters)
+	}
+	if r.Options.BudgetFromSize {
+		unsafeBudgetFromSize(want) // UNSAFE, self-test only
 	}
 	switch {
 	case apierrors.IsNotFound(err):
@@ -119,4 +123,17 @@ func setBudgetFields(existing, want client.Object) bool {
 		return false
 	}
 	return true
+}
+
+// unsafeBudgetFromSize turns budget into the one this operator made before:
+// maxUnavailable 1, which Kubernetes counts against spec.size (the scale
+// subresource), not against the voters etcd lists (Options.BudgetFromSize).
+func unsafeBudgetFromSize(budget client.Object) {
+	one := intstr.FromInt32(1)
+	switch b := budget.(type) {
+	case *policyv1.PodDisruptionBudget:
+		b.Spec.MinAvailable, b.Spec.MaxUnavailable = nil, &one
+	case *policyv1beta1.PodDisruptionBudget:
+		b.Spec.MinAvailable, b.Spec.MaxUnavailable = nil, &one
+	}
 }

@@ -202,6 +202,10 @@ type Options struct {
 	// OmitCurrentVersion never reports status.currentVersion (the status
 	// check's known-bad variant); the plan itself does not read it.
 	OmitCurrentVersion bool
+	// BudgetFromSize gives the cluster the disruption budget this operator
+	// had before (maxUnavailable 1, counted by Kubernetes against
+	// spec.size, not against the voters etcd lists).
+	BudgetFromSize bool
 }
 
 // Kind names an action.
