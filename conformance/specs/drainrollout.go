@@ -2,6 +2,8 @@ package specs
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
@@ -72,15 +74,17 @@ func DrainDuringRolloutSpec(ctx SpecContext, inputGetter func() DrainDuringRollo
 	upgrading := drains{check: check, env: e, report: rep, cluster: c, whole: framework.Want{Size: size, Version: to, Data: marker}}
 	limits := framework.TrafficLimits{MaxWriteGap: e.Config.Budget("drain/longest-write-gap")}
 	res := withTraffic(ctx, trafficInput{Env: e, Report: rep, Cluster: c, Check: check, Phase: check, Limits: limits}, func() {
-		By(fmt.Sprintf("scaling %d → %d and draining every worker meanwhile", size+2, size))
+		By(fmt.Sprintf("scaling %d → %d and draining every worker meanwhile, the one with the most members first", size+2, size))
+		order := mostMembersFirst(ctx, c, workers)
 		Expect(c.SetSize(ctx, size)).To(Succeed())
-		scaling.run(ctx, workers)
+		scaling.run(ctx, order)
 		if scaling.failure != "" || scaling.notWhole != nil {
 			return // judged below; the upgrade needs a whole cluster
 		}
-		By(fmt.Sprintf("upgrading %s → %s and draining every worker meanwhile", version, to))
+		By(fmt.Sprintf("upgrading %s → %s and draining every worker meanwhile, the one with the most members first", version, to))
+		order = mostMembersFirst(ctx, c, workers)
 		Expect(c.SetVersion(ctx, to)).To(Succeed())
-		upgrading.run(ctx, workers)
+		upgrading.run(ctx, order)
 	})
 	// As in the drain check, the quorum samples first: they name the cause.
 	rep.Note(check, "during the scale-down:")
@@ -88,4 +92,26 @@ func DrainDuringRolloutSpec(ctx SpecContext, inputGetter func() DrainDuringRollo
 	rep.Note(check, "during the upgrade:")
 	upgrading.judge(budgets)
 	expectTraffic(res, check)
+}
+
+// mostMembersFirst orders workers by how many member pods each holds, most
+// first (then by name): the first drain then asks for the most evictions at
+// once, while the operator has just begun to change the membership. That is
+// the moment a budget counted from spec.size allows too many; in node order
+// the first drain may find one member only, and a broken budget pass.
+func mostMembersFirst(ctx SpecContext, c *framework.EtcdCluster, workers []string) []string {
+	placed, err := c.MemberNodes(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	count := map[string]int{}
+	for _, node := range placed {
+		count[node]++
+	}
+	order := slices.Clone(workers)
+	slices.SortStableFunc(order, func(a, b string) int {
+		if d := count[b] - count[a]; d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
+	return order
 }
