@@ -18,13 +18,30 @@ type QuorumSample struct {
 	// Healthy counts the member pods that answered a linearizable read
 	// through their own endpoint.
 	Healthy int `json:"healthy"`
+	// NotSampled says why the suite could not ask at all (the member pods
+	// could not be listed): such a sample judges nothing, rather than
+	// counting as no member healthy.
+	NotSampled string `json:"notSampled,omitempty"`
 }
 
 // Quorum is the number of healthy voters a cluster of Voters needs.
 func (s QuorumSample) Quorum() int { return s.Voters/2 + 1 }
 
 // BelowQuorum reports a sample with fewer healthy voters than a quorum.
-func (s QuorumSample) BelowQuorum() bool { return s.Voters > 0 && s.Healthy < s.Quorum() }
+func (s QuorumSample) BelowQuorum() bool {
+	return s.NotSampled == "" && s.Voters > 0 && s.Healthy < s.Quorum()
+}
+
+// Sampled counts the samples that asked the members.
+func (q QuorumSamples) Sampled() int {
+	n := 0
+	for _, s := range q {
+		if s.NotSampled == "" {
+			n++
+		}
+	}
+	return n
+}
 
 // QuorumSamples are a sampler's samples, oldest first.
 type QuorumSamples []QuorumSample
@@ -44,6 +61,9 @@ func (q QuorumSamples) BelowQuorum() QuorumSamples {
 func (q QuorumSamples) MinHealthy() (healthy, voters int) {
 	healthy = -1
 	for _, s := range q {
+		if s.NotSampled != "" {
+			continue
+		}
 		if healthy < 0 || s.Healthy < healthy {
 			healthy, voters = s.Healthy, s.Voters
 		}
@@ -69,7 +89,10 @@ type memberProbe struct {
 // through every running member pod: a member that cannot reach a quorum
 // cannot serve the read, so Healthy below Quorum is a cluster that lost
 // its quorum at that moment, whatever its clients happened to send.
-func (c *EtcdCluster) StartQuorumSampler(ctx context.Context, interval time.Duration) *QuorumSampler {
+// voters is the number of voting members the caller made the cluster with:
+// until a member list is read, samples are judged against it, so a cluster
+// that has no quorum when sampling starts does not go unjudged.
+func (c *EtcdCluster) StartQuorumSampler(ctx context.Context, interval time.Duration, voters int) *QuorumSampler {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &QuorumSampler{cancel: cancel, done: make(chan struct{}), probes: map[string]*memberProbe{}}
 	go func() {
@@ -77,7 +100,6 @@ func (c *EtcdCluster) StartQuorumSampler(ctx context.Context, interval time.Dura
 		defer s.closeProbes(nil)
 		t := time.NewTicker(interval)
 		defer t.Stop()
-		voters := 0
 		for {
 			sample := c.sampleQuorum(ctx, s, voters)
 			if ctx.Err() != nil {
@@ -107,6 +129,7 @@ func (c *EtcdCluster) sampleQuorum(ctx context.Context, s *QuorumSampler, lastVo
 	sample := QuorumSample{At: time.Now(), Voters: lastVoters}
 	pods, err := c.MemberPods(ctx)
 	if err != nil {
+		sample.NotSampled = "listing the member pods: " + err.Error()
 		return sample
 	}
 	running := map[string]bool{}

@@ -18,6 +18,9 @@ func TestQuorumSamplesBelowQuorum(t *testing.T) {
 		{At: at, Voters: 4, Healthy: 3},
 		{At: at, Voters: 4, Healthy: 2},
 		{At: at, Voters: 2, Healthy: 1},
+		// The pods could not be listed: nothing was asked, so nothing is
+		// judged (it used to count as 0 of 3 healthy, a FAIL the suite made).
+		{At: at, Voters: 3, Healthy: 0, NotSampled: "listing the member pods: timeout"},
 	}
 	below := samples.BelowQuorum()
 	want := []QuorumSample{samples[3], samples[5], samples[6]}
@@ -28,6 +31,9 @@ func TestQuorumSamplesBelowQuorum(t *testing.T) {
 		if below[i] != want[i] {
 			t.Errorf("below[%d] = %+v, want %+v", i, below[i], want[i])
 		}
+	}
+	if n := samples.Sampled(); n != len(samples)-1 {
+		t.Errorf("Sampled = %d, want %d", n, len(samples)-1)
 	}
 	if h, v := samples[1:].MinHealthy(); h != 1 || v != 3 {
 		t.Errorf("MinHealthy = %d of %d, want 1 of 3", h, v)

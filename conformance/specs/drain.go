@@ -75,7 +75,7 @@ func DrainSpec(ctx SpecContext, inputGetter func() DrainSpecInput) {
 	budgets, err := c.DisruptionBudgets(ctx)
 	Expect(err).NotTo(HaveOccurred())
 
-	d := drains{check: check, env: e, report: rep, cluster: c, whole: whole}
+	d := drains{check: check, env: e, report: rep, cluster: c, whole: whole, voters: size}
 	limits := framework.TrafficLimits{MaxWriteGap: e.Config.Budget("drain/longest-write-gap")}
 	res := withTraffic(ctx, trafficInput{Env: e, Report: rep, Cluster: c, Check: check, Phase: check, Limits: limits}, func() {
 		d.run(ctx, uniqueNodes(placed))
@@ -94,8 +94,10 @@ type drains struct {
 	env     *framework.Env
 	report  *report.Recorder
 	cluster *framework.EtcdCluster
-	// whole is the cluster the drains must leave behind.
+	// whole is the cluster the drains must leave behind; voters is how
+	// many vote when they start.
 	whole   framework.Want
+	voters  int
 	results []framework.DrainResult
 	samples framework.QuorumSamples
 	failure string
@@ -114,7 +116,7 @@ func (d *drains) run(ctx SpecContext, nodes []string) {
 	// Each drain is waited for and timed as in the drain check.
 	const check = "drain"
 	e := d.env
-	sampler := d.cluster.StartQuorumSampler(ctx, e.Config.Polling(check, "quorum-sample"))
+	sampler := d.cluster.StartQuorumSampler(ctx, e.Config.Polling(check, "quorum-sample"), d.voters)
 	defer func() { d.samples = sampler.Stop() }()
 	for _, node := range nodes {
 		DeferCleanup(func(ctx SpecContext) {
@@ -151,14 +153,15 @@ func (d *drains) judge(budgets []string) {
 	}
 	healthy, voters := d.samples.MinHealthy()
 	covering := "PodDisruptionBudgets covering the members: " + orNone(budgets)
-	rep.Note(check, "%d quorum samples: at least %d of %d voters healthy at every sample; %s", len(d.samples), healthy, voters, covering)
+	rep.Note(check, "%d quorum samples (%d could not ask): at least %d of %d voters healthy at every sample; %s",
+		len(d.samples), len(d.samples)-d.samples.Sampled(), healthy, voters, covering)
 	if below := d.samples.BelowQuorum(); len(below) > 0 {
 		Fail(fmt.Sprintf("fewer healthy voters than a quorum at %d of %d samples: first at %s, %d of %d voters healthy (%s; %d evictions refused)",
 			len(below), len(d.samples), below[0].At.Format(time.RFC3339), below[0].Healthy, below[0].Voters, covering, refusals), 1)
 	}
-	if len(d.samples) < 2*len(d.results) {
+	if d.samples.Sampled() < 2*len(d.results) {
 		// The drains, the cluster and the budget are still judged below.
-		unobserved(rep, check, "the quorum sampler took %d samples over %d drains (fewer than 2 a drain): the check could not observe the quorum it judges", len(d.samples), len(d.results))
+		unobserved(rep, check, "the quorum sampler took %d samples over %d drains (fewer than 2 a drain): the check could not observe the quorum it judges", d.samples.Sampled(), len(d.results))
 	}
 	Expect(d.failure).To(BeEmpty(), "%s", d.failure)
 	Expect(d.notWhole).NotTo(HaveOccurred(), "the cluster was not whole again after the drains")

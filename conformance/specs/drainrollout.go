@@ -70,8 +70,8 @@ func DrainDuringRolloutSpec(ctx SpecContext, inputGetter func() DrainDuringRollo
 	budgets, err := c.DisruptionBudgets(ctx)
 	Expect(err).NotTo(HaveOccurred())
 
-	scaling := drains{check: check, env: e, report: rep, cluster: c, whole: framework.Want{Size: size, Version: version, Data: marker}}
-	upgrading := drains{check: check, env: e, report: rep, cluster: c, whole: framework.Want{Size: size, Version: to, Data: marker}}
+	scaling := drains{check: check, env: e, report: rep, cluster: c, whole: framework.Want{Size: size, Version: version, Data: marker}, voters: size + 2}
+	upgrading := drains{check: check, env: e, report: rep, cluster: c, whole: framework.Want{Size: size, Version: to, Data: marker}, voters: size}
 	limits := framework.TrafficLimits{MaxWriteGap: e.Config.Budget("drain/longest-write-gap")}
 	res := withTraffic(ctx, trafficInput{Env: e, Report: rep, Cluster: c, Check: check, Phase: check, Limits: limits}, func() {
 		By(fmt.Sprintf("scaling %d → %d and draining every worker meanwhile, the one with the most members first", size+2, size))
