@@ -12,6 +12,7 @@ import (
 	"github.com/etcdproof/etcdproof/conformance/audit"
 	"github.com/etcdproof/etcdproof/conformance/framework"
 	"github.com/etcdproof/etcdproof/conformance/inventory"
+	"github.com/etcdproof/etcdproof/conformance/profile"
 	"github.com/etcdproof/etcdproof/conformance/rbac"
 	"github.com/etcdproof/etcdproof/conformance/report"
 )
@@ -117,7 +118,14 @@ func cleanUpCluster(ctx SpecContext, input CleanupSpecInput, rules inventory.Rul
 	By("creating a cluster in a provisioned namespace, after an inventory of that namespace")
 	var nsBefore inventory.Snapshot
 	size, version := e.Config.Sizes.Create, e.Profile.Etcd.Initial
-	c := newCluster(ctx, newClusterInput{Env: e, Report: input.Report, Namespaces: input.Namespaces, Check: check, Size: size, Version: version, BeforeCR: func(clusterNS string) {
+	// A profile whose members can keep their data on claims gets that
+	// form: a claim the operator leaks is then a leftover (with emptyDir
+	// members there was nothing to leak, and cleanup never saw one).
+	durable := e.Profile.Capabilities.QuorumLoss == profile.QuorumLossDurable
+	if durable {
+		input.Report.Note(check, "the cluster keeps its members' data on claims (the profile's durable form): every claim must go with it")
+	}
+	c := newCluster(ctx, newClusterInput{Env: e, Report: input.Report, Namespaces: input.Namespaces, Check: check, Size: size, Version: version, Durable: durable, BeforeCR: func(clusterNS string) {
 		e.WaitForNamespaceProvisioned(ctx, clusterNS, e.Config.GetIntervals(check, "namespace-provisioned")...)
 		var err error
 		nsBefore, err = inventory.TakeNamespace(ctx, e.Disc, e.Dynamic, clusterNS)
