@@ -61,6 +61,12 @@ func RestoreSource(spec etcdv1beta2.RestoreSpec) string {
 // RestoreSeedCommand is the seed container's command line for restore's
 // backup.
 func RestoreSeedCommand(c *etcdv1beta2.EtcdCluster, member string, spec etcdv1beta2.RestoreSpec) []string {
+	return restoreSeedConfig(c, member, spec).Command(OperatorBinary)
+}
+
+// restoreSeedConfig is what the seed of restore's backup does, as the seed
+// container and the backup check run it.
+func restoreSeedConfig(c *etcdv1beta2.EtcdCluster, member string, spec etcdv1beta2.RestoreSpec) seed.Config {
 	cfg := seed.Config{
 		DataDir: DataDir,
 		Name:    member,
@@ -74,7 +80,7 @@ func RestoreSeedCommand(c *etcdv1beta2.EtcdCluster, member string, spec etcdv1be
 	case spec.PVC != nil:
 		cfg.FromFile = RestoreBackupDir + "/" + spec.PVC.Path
 	}
-	return cfg.Command(OperatorBinary)
+	return cfg
 }
 
 // RestoreSeedPod is the pod of the one member of a new cluster started on
@@ -173,11 +179,9 @@ func RestoreVerifyPod(c *etcdv1beta2.EtcdCluster, image string, r *etcdv1beta2.E
 	seedPod := RestoreSeedPod(c, Member{Name: member, Version: c.Spec.Version}, image, r, Unsafe{})
 	ctr := seedPod.Spec.InitContainers[0]
 	ctr.Name = RestoreVerifyContainerName
-	cfg, err := seed.ParseFlags(ctr.Command[2:])
-	if err == nil {
-		cfg.DataDir, cfg.VerifyOnly = restoreVerifyDir+"/data", true
-		ctr.Command = cfg.Command(OperatorBinary)
-	}
+	cfg := restoreSeedConfig(c, member, r.Spec)
+	cfg.DataDir, cfg.VerifyOnly = restoreVerifyDir+"/data", true
+	ctr.Command = cfg.Command(OperatorBinary)
 	// `seed` writes its error to the termination message file; its log's
 	// end stands in where it could not.
 	ctr.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
