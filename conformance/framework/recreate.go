@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -81,7 +82,9 @@ type ObjectSamples struct {
 // every period until stop is called, recording claims that are not in
 // known and the largest set of member pods seen at once: what an operator
 // that starts a second cluster beside the first leaves, even if it later
-// deletes it again. A sample that could not list is skipped.
+// deletes it again. A sample that could not list is skipped. stop may be
+// called more than once (a deferred call after the one that read the
+// samples); each returns the same samples.
 func (c *EtcdCluster) SampleObjects(ctx context.Context, known map[types.UID]string, period time.Duration) (stop func() ObjectSamples) {
 	ctx, cancel := context.WithCancel(ctx)
 	var s ObjectSamples
@@ -111,10 +114,13 @@ func (c *EtcdCluster) SampleObjects(ctx context.Context, known map[types.UID]str
 			return false, nil
 		})
 	}()
+	var once sync.Once
 	return func() ObjectSamples {
-		cancel()
-		<-done
-		slices.Sort(s.NewClaims)
+		once.Do(func() {
+			cancel()
+			<-done
+			slices.Sort(s.NewClaims)
+		})
 		return s
 	}
 }

@@ -14,9 +14,10 @@ import (
 	"github.com/etcdproof/etcdproof/conformance/report"
 )
 
-// backupRestoreMarkers is how many keys are written before the backup (each
-// must come back) and after it (none may).
-const backupRestoreMarkers = 10
+// markersPerSet is how many keys a set of markers holds: written and
+// acknowledged before a fault (each must be there after it), or after a
+// backup (none may come back with it).
+const markersPerSet = 10
 
 // BackupRestoreSpecInput is what BackupRestoreSpec needs.
 type BackupRestoreSpecInput struct {
@@ -56,19 +57,9 @@ func BackupRestoreSpec(ctx SpecContext, inputGetter func() BackupRestoreSpecInpu
 	whole := framework.Want{Size: size, Version: version}
 	var store *framework.ObjectStore
 	c := newCluster(ctx, newClusterInput{Env: e, Report: rep, Namespaces: input.Namespaces, Check: check, Size: size, Version: version,
-		BeforeCR: func(ns string) {
-			By("starting an S3-compatible object store (SeaweedFS) in " + ns)
-			var err error
-			store, err = e.StartObjectStore(ctx, ns, e.Config.ObjectStoreImage, e.Config.GetIntervals(check, "object-store-ready")...)
-			DeferCleanup(func(ctx SpecContext) {
-				if store != nil && !e.Opts.SkipCleanup {
-					Expect(store.Delete(ctx)).To(Succeed())
-				}
-			})
-			Expect(err).NotTo(HaveOccurred())
-		}})
+		BeforeCR: startObjectStore(ctx, e, check, &store)})
 	c.WaitForHealthy(ctx, whole, e.Config.GetIntervals(check, "members-ready")...)
-	before, after := markers("before-backup"), markers("after-backup")
+	before, after := markers(check, "before-backup"), markers(check, "after-backup")
 	Expect(c.WriteMarkers(ctx, before)).To(Succeed())
 
 	key := c.Name + ".backup"
@@ -135,11 +126,29 @@ func BackupRestoreSpec(ctx SpecContext, inputGetter func() BackupRestoreSpecInpu
 	expectTraffic(res, "after-restore")
 }
 
-// markers are backupRestoreMarkers keys whose value says when they were written.
-func markers(when string) map[string]string {
+// startObjectStore is a BeforeCR that starts the S3-compatible store of
+// check in the cluster's namespace into *store, and deletes it when the
+// check ends.
+func startObjectStore(ctx SpecContext, e *framework.Env, check string, store **framework.ObjectStore) func(ns string) {
+	return func(ns string) {
+		By("starting an S3-compatible object store (SeaweedFS) in " + ns)
+		var err error
+		*store, err = e.StartObjectStore(ctx, ns, e.Config.ObjectStoreImage, e.Config.GetIntervals(check, "object-store-ready")...)
+		DeferCleanup(func(ctx SpecContext) {
+			if *store != nil && !e.Opts.SkipCleanup {
+				Expect((*store).Delete(ctx)).To(Succeed())
+			}
+		})
+		Expect(err).NotTo(HaveOccurred())
+	}
+}
+
+// markers are markersPerSet keys of check whose value says when they were
+// written.
+func markers(check, when string) map[string]string {
 	m := map[string]string{}
-	for i := range backupRestoreMarkers {
-		m[fmt.Sprintf("etcdproof/marker/backup-restore/%s/%02d", when, i)] = when
+	for i := range markersPerSet {
+		m[fmt.Sprintf("etcdproof/marker/%s/%s/%02d", check, when, i)] = when
 	}
 	return m
 }

@@ -46,19 +46,9 @@ func BadRestoreSpec(ctx SpecContext, inputGetter func() BadRestoreSpecInput) {
 	whole := framework.Want{Size: size, Version: version}
 	var store *framework.ObjectStore
 	c := newCluster(ctx, newClusterInput{Env: e, Report: rep, Namespaces: input.Namespaces, Check: check, Size: size, Version: version,
-		BeforeCR: func(ns string) {
-			By("starting an S3-compatible object store (SeaweedFS) in " + ns)
-			var err error
-			store, err = e.StartObjectStore(ctx, ns, e.Config.ObjectStoreImage, e.Config.GetIntervals(check, "object-store-ready")...)
-			DeferCleanup(func(ctx SpecContext) {
-				if store != nil && !e.Opts.SkipCleanup {
-					Expect(store.Delete(ctx)).To(Succeed())
-				}
-			})
-			Expect(err).NotTo(HaveOccurred())
-		}})
+		BeforeCR: startObjectStore(ctx, e, check, &store)})
 	c.WaitForHealthy(ctx, whole, e.Config.GetIntervals(check, "members-ready")...)
-	kept := markers("before-bad-restore")
+	kept := markers(check, "before-restore")
 	Expect(c.WriteMarkers(ctx, kept)).To(Succeed())
 
 	By("backing the cluster up, then changing bytes of the backup's last page")

@@ -13,10 +13,6 @@ import (
 	"github.com/etcdproof/etcdproof/conformance/report"
 )
 
-// quorumLossMarkers is how many keys are written, and acknowledged, before
-// the majority is lost: each is checked afterwards.
-const quorumLossMarkers = 10
-
 // QuorumLossSpecInput is what QuorumLossSpec needs.
 type QuorumLossSpecInput struct {
 	// Env reaches the cluster and holds the profile and the suite config.
@@ -55,11 +51,9 @@ func QuorumLossSpec(ctx SpecContext, inputGetter func() QuorumLossSpecInput) {
 	whole := framework.Want{Size: size, Version: version}
 	c := newCluster(ctx, newClusterInput{Env: e, Report: rep, Namespaces: input.Namespaces, Check: check, Size: size, Version: version, Durable: durable})
 	_, truth := c.WaitForHealthy(ctx, whole, e.Config.GetIntervals(check, "members-ready")...)
-	markers := map[string]string{}
-	for i := range quorumLossMarkers {
-		markers[fmt.Sprintf("etcdproof/marker/quorum-loss/%02d", i)] = "before-quorum-loss"
-	}
-	Expect(c.WriteMarkers(ctx, markers)).To(Succeed())
+	// Written and acknowledged before the majority is lost: each is checked afterwards.
+	kept := markers(check, "before-quorum-loss")
+	Expect(c.WriteMarkers(ctx, kept)).To(Succeed())
 	victims, err := truth.MajorityPods()
 	Expect(err).NotTo(HaveOccurred())
 
@@ -78,9 +72,9 @@ func QuorumLossSpec(ctx SpecContext, inputGetter func() QuorumLossSpecInput) {
 	if !durable {
 		loseMajority()
 		expectWithin(rep, check, "recovery", recovery, e.Config.Budget("quorum-loss/recovery"))
-		lost := lostMarkers(ctx, c, whole, markers, e.Config.GetIntervals(check, "members-ready")...)
+		lost := lostMarkers(ctx, c, whole, kept, e.Config.GetIntervals(check, "members-ready")...)
 		rep.Note(check, "lossy claim: %d of %d acknowledged marker writes survived the quorum loss (counted, not judged)",
-			len(markers)-len(lost), len(markers))
+			len(kept)-len(lost), len(kept))
 		res := withTraffic(ctx, trafficInput{Env: e, Report: rep, Cluster: c, Check: check, Phase: "after-recovery"}, func() {})
 		expectTraffic(res, "after-recovery")
 		return
@@ -88,9 +82,9 @@ func QuorumLossSpec(ctx SpecContext, inputGetter func() QuorumLossSpecInput) {
 	limits := framework.TrafficLimits{MaxWriteGap: e.Config.Budget("quorum-loss/recovery"), FaultInjected: true}
 	res := withTraffic(ctx, trafficInput{Env: e, Report: rep, Cluster: c, Check: check, Phase: check, Limits: limits}, func() {
 		loseMajority()
-		if lost := lostMarkers(ctx, c, whole, markers, e.Config.GetIntervals(check, "members-ready")...); len(lost) > 0 {
+		if lost := lostMarkers(ctx, c, whole, kept, e.Config.GetIntervals(check, "members-ready")...); len(lost) > 0 {
 			Fail(fmt.Sprintf("acknowledged writes lost: %d of %d markers written before the quorum loss: %s",
-				len(lost), len(markers), strings.Join(lost, "; ")))
+				len(lost), len(kept), strings.Join(lost, "; ")))
 		}
 	})
 	expectWithin(rep, check, "recovery", recovery, e.Config.Budget("quorum-loss/recovery"))

@@ -16,10 +16,6 @@ import (
 	"github.com/etcdproof/etcdproof/conformance/report"
 )
 
-// recreateMarkers is how many keys are written, and acknowledged, before
-// the cluster's CR is deleted: each must be there after it is created again.
-const recreateMarkers = 10
-
 // RecreateOverClaimsSpecInput is what RecreateOverClaimsSpec needs.
 type RecreateOverClaimsSpecInput struct {
 	// Env reaches the cluster and holds the profile and the suite config.
@@ -64,11 +60,9 @@ func RecreateOverClaimsSpec(ctx SpecContext, inputGetter func() RecreateOverClai
 			}
 		}})
 	c.WaitForHealthy(ctx, whole, e.Config.GetIntervals(check, "members-ready")...)
-	markers := map[string]string{}
-	for i := range recreateMarkers {
-		markers[fmt.Sprintf("etcdproof/marker/recreate-over-claims/%02d", i)] = "before-recreate"
-	}
-	Expect(c.WriteMarkers(ctx, markers)).To(Succeed())
+	// Each must be there after the CR is created again.
+	kept := markers(check, "before-recreate")
+	Expect(c.WriteMarkers(ctx, kept)).To(Succeed())
 	claims, err := c.NamespaceClaims(ctx)
 	Expect(err).NotTo(HaveOccurred())
 	maps.DeleteFunc(claims, func(uid types.UID, _ string) bool { return earlier[uid] })
@@ -97,22 +91,17 @@ func RecreateOverClaimsSpec(ctx SpecContext, inputGetter func() RecreateOverClai
 	// with the claims' members, and be deleted again: its claims and pods
 	// are looked for all along.
 	stopSampling := c.SampleObjects(ctx, claims, time.Second)
-	samples := framework.ObjectSamples{}
-	defer func() {
-		if stopSampling != nil {
-			stopSampling()
-		}
-	}()
+	defer stopSampling()
 	Expect(c.CreateAgain(ctx)).To(Succeed())
 	c.WaitForHealthy(ctx, whole, e.Config.GetIntervals(check, "members-ready")...)
 	recovery := time.Since(created)
-	if lost := lostMarkers(ctx, c, whole, markers, e.Config.GetIntervals(check, "members-ready")...); len(lost) > 0 {
+	if lost := lostMarkers(ctx, c, whole, kept, e.Config.GetIntervals(check, "members-ready")...); len(lost) > 0 {
 		deleted := ""
 		if missing, err := c.MissingClaims(ctx, claims); err == nil && len(missing) > 0 {
 			deleted = "; claims deleted: " + strings.Join(missing, ", ")
 		}
 		Fail(fmt.Sprintf("an empty cluster: created again over the claims %s, the cluster lost %d of %d acknowledged marker writes: %s%s",
-			strings.Join(framework.ClaimNames(claims), ", "), len(lost), len(markers), strings.Join(lost, "; "), deleted))
+			strings.Join(framework.ClaimNames(claims), ", "), len(lost), len(kept), strings.Join(lost, "; "), deleted))
 	}
 	// An operator may delete claims it takes for leftovers some time after
 	// the cluster runs (the reference waits 15 s before it deletes a claim
@@ -121,7 +110,7 @@ func RecreateOverClaimsSpec(ctx SpecContext, inputGetter func() RecreateOverClai
 	Consistently(ctx, func() ([]string, error) { return c.MissingClaims(ctx, claims) }).
 		WithTimeout(settle[0].(time.Duration)).WithPolling(settle[1].(time.Duration)).
 		Should(BeEmpty(), "claims of the cluster deleted after it was created again over them")
-	samples, stopSampling = stopSampling(), nil
+	samples := stopSampling()
 	if samples.Samples == 0 {
 		Incomplete(rep, check, "the claims and member pods were never listed while the cluster came back")
 	}
