@@ -18,21 +18,9 @@ import (
 // cluster CR from its template, patch size and version at the profile's
 // field paths, read the bindings, and see the install in the inventory.
 func TestProfileDrivenClusterOpsOnARealAPIServer(t *testing.T) {
-	kubeconfig, assets := apiservertest.Start(t)
-
-	p, err := profile.Load("../profiles/coreos-v0.9.4.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := profile.LoadConfig("../config/suite.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := loadProfile(t, "../profiles/coreos-v0.9.4.yaml")
 	ctx := context.Background()
-	e, err := NewEnv(ctx, Options{Kubeconfig: kubeconfig, Kubectl: filepath.Join(assets, "kubectl"), ReportDir: t.TempDir()}, p, c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := envOnAPIServer(t, p)
 	before, err := inventory.Take(ctx, e.Disc, e.Dynamic)
 	if err != nil {
 		t.Fatal(err)
@@ -109,4 +97,30 @@ func TestProfileDrivenClusterOpsOnARealAPIServer(t *testing.T) {
 			t.Errorf("inventory diff lacks %q; got %v", want, left)
 		}
 	}
+}
+
+// loadProfile loads the profile at path or fails the test.
+func loadProfile(t *testing.T, path string) *profile.Profile {
+	t.Helper()
+	p, err := profile.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// envOnAPIServer starts a real kube-apiserver and returns an Env for
+// profile p on it, with the suite's own config.
+func envOnAPIServer(t *testing.T, p *profile.Profile) *Env {
+	t.Helper()
+	kubeconfig, assets := apiservertest.Start(t)
+	c, err := profile.LoadConfig("../config/suite.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewEnv(context.Background(), Options{Kubeconfig: kubeconfig, Kubectl: filepath.Join(assets, "kubectl"), ReportDir: t.TempDir()}, p, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

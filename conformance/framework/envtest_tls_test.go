@@ -2,15 +2,12 @@ package framework
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/etcdproof/etcdproof/conformance/internal/apiservertest"
 	"github.com/etcdproof/etcdproof/conformance/inventory"
-	"github.com/etcdproof/etcdproof/conformance/profile"
 )
 
 // Against a real kube-apiserver: a profile with cluster.tls gets its three
@@ -18,27 +15,11 @@ import (
 // cluster's namespace counts them as the run's, not as the operator's
 // leftovers; once the CR is gone the suite deletes them.
 func TestTLSSecretsAreTheRunsOnARealAPIServer(t *testing.T) {
-	kubeconfig, assets := apiservertest.Start(t)
-
 	// coreos' install (CRD, namespace) with the TLS of reference-tls.yaml.
-	p, err := profile.Load("../profiles/coreos-v0.9.4.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	withTLS, err := profile.Load("../profiles/reference-tls.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Cluster.TLS = withTLS.Cluster.TLS
-	c, err := profile.LoadConfig("../config/suite.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := loadProfile(t, "../profiles/coreos-v0.9.4.yaml")
+	p.Cluster.TLS = loadProfile(t, "../profiles/reference-tls.yaml").Cluster.TLS
 	ctx := context.Background()
-	e, err := NewEnv(ctx, Options{Kubeconfig: kubeconfig, Kubectl: filepath.Join(assets, "kubectl"), ReportDir: t.TempDir()}, p, c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := envOnAPIServer(t, p)
 	if err := e.RunSteps(ctx, p.Install); err != nil {
 		t.Fatal(err)
 	}

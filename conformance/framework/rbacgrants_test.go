@@ -2,7 +2,6 @@ package framework
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,8 +9,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/etcdproof/etcdproof/conformance/internal/apiservertest"
-	"github.com/etcdproof/etcdproof/conformance/profile"
 	"github.com/etcdproof/etcdproof/conformance/rbac"
 )
 
@@ -22,20 +19,9 @@ import (
 // of its name. A wildcard ClusterRole bound to its namespace's group was
 // invisible before: the rbac check saw no grant and passed.
 func TestGrantsFollowEveryBindingToTheServiceAccount(t *testing.T) {
-	kubeconfig, assets := apiservertest.Start(t)
-	p, err := profile.Load("../profiles/reference.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := profile.LoadConfig("../config/suite.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := loadProfile(t, "../profiles/reference.yaml")
 	ctx := context.Background()
-	e, err := NewEnv(ctx, Options{Kubeconfig: kubeconfig, Kubectl: filepath.Join(assets, "kubectl"), ReportDir: t.TempDir()}, p, c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := envOnAPIServer(t, p)
 	ns, sa := p.Operator.Namespace, p.Operator.ServiceAccount
 	if _, err := e.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
