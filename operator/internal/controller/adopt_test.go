@@ -148,18 +148,7 @@ func TestForeignPodsStopTheCluster(t *testing.T) {
 	if err := k8s.Create(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "a condition naming the foreign pod", func() error {
-		var got etcdv1beta2.EtcdCluster
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(c), &got); err != nil {
-			return err
-		}
-		for _, cond := range got.Status.Conditions {
-			if cond.Reason == conditions.ReasonForeignPods {
-				return nil
-			}
-		}
-		return fmt.Errorf("conditions %+v", got.Status.Conditions)
-	})
+	waitForReason(t, "a condition naming the foreign pod", c, conditions.ReasonForeignPods)
 	if names := podNames(t, c); !reflect.DeepEqual(names, []string{"stranger"}) {
 		t.Fatalf("pods %v: the cluster must not bootstrap beside a foreign pod", names)
 	}
@@ -254,18 +243,7 @@ func TestNoClusterBesideClaimsWithoutClaimSpec(t *testing.T) {
 	if err := k8s.Create(ctx, again); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "a condition naming the claims", func() error {
-		var got etcdv1beta2.EtcdCluster
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(again), &got); err != nil {
-			return err
-		}
-		for _, cond := range got.Status.Conditions {
-			if cond.Reason == conditions.ReasonClaimsWithoutClaimSpec {
-				return nil
-			}
-		}
-		return fmt.Errorf("conditions %+v", got.Status.Conditions)
-	})
+	waitForReason(t, "a condition naming the claims", again, conditions.ReasonClaimsWithoutClaimSpec)
 	var pods corev1.PodList
 	if err := k8s.List(ctx, &pods, client.InNamespace(c.Namespace)); err != nil {
 		t.Fatal(err)
@@ -275,4 +253,21 @@ func TestNoClusterBesideClaimsWithoutClaimSpec(t *testing.T) {
 			t.Fatalf("pod %s created beside the earlier cluster's claims", p.Name)
 		}
 	}
+}
+
+// waitForReason waits until one of c's status conditions has reason.
+func waitForReason(t *testing.T, what string, c *etcdv1beta2.EtcdCluster, reason string) {
+	t.Helper()
+	waitFor(t, what, func() error {
+		var got etcdv1beta2.EtcdCluster
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(c), &got); err != nil {
+			return err
+		}
+		for _, cond := range got.Status.Conditions {
+			if cond.Reason == reason {
+				return nil
+			}
+		}
+		return fmt.Errorf("conditions %+v", got.Status.Conditions)
+	})
 }

@@ -57,14 +57,7 @@ func TestRestoreFromBackupOnClaim(t *testing.T) {
 		return err
 	})
 
-	restore := &etcdv1beta2.EtcdRestore{
-		ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: ns},
-		Spec: etcdv1beta2.RestoreSpec{
-			BackupStorageType: etcdv1beta2.BackupStorageTypePVC,
-			RestoreSource:     etcdv1beta2.RestoreSource{PVC: &etcdv1beta2.PVCSource{ClaimName: claim.Name, Path: "etcd.backup"}},
-			EtcdCluster:       etcdv1beta2.EtcdClusterRef{Name: c.Name},
-		},
-	}
+	restore := restoreFromClaim(c, claim.Name, "etcd.backup")
 	if err := k8s.Create(ctx, restore); err != nil {
 		t.Fatal(err)
 	}
@@ -99,6 +92,19 @@ func TestRestoreFromBackupOnClaim(t *testing.T) {
 	}
 	if !slices.Contains(newPods, restore.Status.Member) {
 		t.Errorf("the seeded member %s is not among the members %v", restore.Status.Member, newPods)
+	}
+}
+
+// restoreFromClaim is the EtcdRestore of c from the backup file at path on
+// claim.
+func restoreFromClaim(c *etcdv1beta2.EtcdCluster, claim, path string) *etcdv1beta2.EtcdRestore {
+	return &etcdv1beta2.EtcdRestore{
+		ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: c.Namespace},
+		Spec: etcdv1beta2.RestoreSpec{
+			BackupStorageType: etcdv1beta2.BackupStorageTypePVC,
+			RestoreSource:     etcdv1beta2.RestoreSource{PVC: &etcdv1beta2.PVCSource{ClaimName: claim, Path: path}},
+			EtcdCluster:       etcdv1beta2.EtcdClusterRef{Name: c.Name},
+		},
 	}
 }
 
@@ -149,14 +155,7 @@ func TestBadRestoreLeavesTheCluster(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			restore := &etcdv1beta2.EtcdRestore{
-				ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: ns},
-				Spec: etcdv1beta2.RestoreSpec{
-					BackupStorageType: etcdv1beta2.BackupStorageTypePVC,
-					RestoreSource:     etcdv1beta2.RestoreSource{PVC: &etcdv1beta2.PVCSource{ClaimName: claim.Name, Path: path}},
-					EtcdCluster:       etcdv1beta2.EtcdClusterRef{Name: c.Name},
-				},
-			}
+			restore := restoreFromClaim(c, claim.Name, path)
 			if err := k8s.Create(ctx, restore); err != nil {
 				t.Fatal(err)
 			}

@@ -207,11 +207,10 @@ func TestSeedFromAMissingBackup(t *testing.T) {
 	}
 }
 
-// TestSeedFromACorruptBackup: a backup whose bytes changed after it was
-// taken is refused (etcd's sha256 trailer), and no member is left.
-func TestSeedFromACorruptBackup(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+// takeBackup takes a backup of a member with some history into a file of
+// its own; it returns the backup and the file's folder.
+func takeBackup(ctx context.Context, t *testing.T) (backup.Result, string) {
+	t.Helper()
 	source := &member{name: "source", peerURL: loopback.HTTP(t), clientURL: loopback.HTTP(t)}
 	source.start(t, t.TempDir(), source.name+"="+source.peerURL, "old")
 	<-source.etcd.Server.ReadyNotify()
@@ -221,6 +220,15 @@ func TestSeedFromACorruptBackup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res, dir
+}
+
+// TestSeedFromACorruptBackup: a backup whose bytes changed after it was
+// taken is refused (etcd's sha256 trailer), and no member is left.
+func TestSeedFromACorruptBackup(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, _ := takeBackup(ctx, t)
 	b, err := os.ReadFile(res.Path)
 	if err != nil {
 		t.Fatal(err)
@@ -248,15 +256,7 @@ func TestSeedFromACorruptBackup(t *testing.T) {
 func TestVerifyOnly(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	source := &member{name: "source", peerURL: loopback.HTTP(t), clientURL: loopback.HTTP(t)}
-	source.start(t, t.TempDir(), source.name+"="+source.peerURL, "old")
-	<-source.etcd.Server.ReadyNotify()
-	writeHistory(ctx, t, dial(t, source.clientURL), "before")
-	dir := t.TempDir()
-	res, err := backup.Take(ctx, backup.Config{Endpoints: []string{source.clientURL}, Store: backup.FileStore{Dir: dir}, Key: "etcd.backup"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, dir := takeBackup(ctx, t)
 	data := filepath.Join(t.TempDir(), "data")
 	verify := seed.Config{FromFile: res.Path, DataDir: data, Name: "m", PeerURL: loopback.HTTP(t), Token: "m", VerifyOnly: true}
 	if err := seed.Run(ctx, zap.NewNop(), verify); err != nil {
