@@ -16,6 +16,7 @@ import (
 
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
 	"github.com/etcdproof/etcdproof/operator/internal/desired"
+	"github.com/etcdproof/etcdproof/operator/internal/plan"
 )
 
 // disruptionBudgetKind is the PodDisruptionBudget type the API server
@@ -45,11 +46,7 @@ func disruptionBudgetKind(mapper meta.RESTMapper) (client.Object, error) {
 func (r *Reconciler) ensureDisruptionBudget(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation) error {
 	voters := 0
 	if obs.MembershipKnown {
-		for _, m := range obs.Members {
-			if !m.IsLearner {
-				voters++
-			}
-		}
+		voters = plan.Voters(obs.Members)
 	}
 	var existing client.Object = &policyv1.PodDisruptionBudget{}
 	v1beta1 := false

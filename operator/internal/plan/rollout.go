@@ -133,7 +133,7 @@ func upgrade(o Observed, opts Options, version string) (Action, bool) {
 	}
 	live := liveMembers(o)
 	victim, _ := pickVictim(o, live, version)
-	if victim.ID == o.LeaderID && voters(live) > 1 {
+	if victim.ID == o.LeaderID && Voters(live) > 1 {
 		return moveLeaderAway(o, live, version, victim)
 	}
 	// A single voter has nobody to hand leadership to: it restarts in place
@@ -145,7 +145,8 @@ func upgrade(o Observed, opts Options, version string) (Action, bool) {
 		RequeueAfter: AfterChange}, true
 }
 
-func voters(members []Member) int {
+// Voters counts the members that vote (learners do not).
+func Voters(members []Member) int {
 	n := 0
 	for _, m := range members {
 		if !m.IsLearner {
