@@ -179,8 +179,15 @@ func (c *EtcdCluster) Get(ctx context.Context) (*unstructured.Unstructured, erro
 
 // SetSize writes spec size at the profile's field path.
 func (c *EtcdCluster) SetSize(ctx context.Context, size int) error {
-	return c.patch(ctx, c.env.Profile.Cluster.SizePath, size)
+	if err := c.patch(ctx, c.env.Profile.Cluster.SizePath, size); err != nil {
+		return err
+	}
+	c.data.Size = size
+	return nil
 }
+
+// Size is the size the suite last asked of the cluster.
+func (c *EtcdCluster) Size() int { return c.data.Size }
 
 // SetVersion writes the etcd version at the profile's field path.
 func (c *EtcdCluster) SetVersion(ctx context.Context, version string) error {

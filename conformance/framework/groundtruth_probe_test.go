@@ -37,18 +37,7 @@ func TestGroundTruthAsksASilentMemberOnce(t *testing.T) {
 	ports := map[string]int{"demo-0": silentPort(t), "demo-1": forwardPort(t, members.Endpoints[1]), "demo-2": forwardPort(t, members.Endpoints[2])}
 	c.forward = func(pod string) (int, func(), error) { return ports[pod], func() {}, nil }
 	for name := range ports {
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"etcd_cluster": "demo"}},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "etcd", Image: "quay.io/coreos/etcd:v3.6.16"}}}}
-		created, err := e.Kube.CoreV1().Pods(c.Namespace).Create(ctx, pod, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Ready, as a member is until its kubelet sees it stop.
-		created.Status.Phase = corev1.PodRunning
-		created.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
-		if _, err := e.Kube.CoreV1().Pods(c.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		createRunningMemberPod(t, e, c, name)
 	}
 	var events []report.Event
 	c.RecordMembershipChanges(func(ev report.Event) { events = append(events, ev) })
@@ -76,6 +65,24 @@ func TestGroundTruthAsksASilentMemberOnce(t *testing.T) {
 		if strings.Contains(part, "demo-0: ") && (!strings.Contains(part, "status") || strings.Contains(part, "member list") || strings.Contains(part, "hashKV")) {
 			t.Errorf("demo-0 was asked %q, want its status only", part)
 		}
+	}
+}
+
+// createRunningMemberPod creates a member pod of c that its kubelet
+// reports running and ready, as a member is until its kubelet sees it stop.
+func createRunningMemberPod(t *testing.T, e *Env, c *EtcdCluster, name string) {
+	t.Helper()
+	ctx := context.Background()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"etcd_cluster": c.Name}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "etcd", Image: "quay.io/coreos/etcd:v3.6.16"}}}}
+	created, err := e.Kube.CoreV1().Pods(c.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	created.Status.Phase = corev1.PodRunning
+	created.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	if _, err := e.Kube.CoreV1().Pods(c.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -2,34 +2,54 @@ package framework
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// QuorumSample is one look at how many voting members could serve a
-// linearizable read, against how many a quorum needs.
+// QuorumSample is one look at how many voting members run, and how many
+// could serve a linearizable read, against how many a quorum needs.
 type QuorumSample struct {
 	At time.Time `json:"at"`
 	// Voters is the number of voting members in the member list (the last
 	// one seen when no member answered).
 	Voters int `json:"voters"`
+	// Running counts the voters whose etcd answered its Status through
+	// its own endpoint: a process that runs and votes, leader or not.
+	Running int `json:"running"`
 	// Healthy counts the member pods that answered a linearizable read
-	// through their own endpoint.
+	// (it needs a leader and a quorum behind it): fewer than a quorum
+	// while a quorum runs is an election.
 	Healthy int `json:"healthy"`
+	// Unasked counts the running member pods the suite could not reach
+	// (no port-forward): whether they run is not known.
+	Unasked int `json:"unasked,omitempty"`
 	// NotSampled says why the suite could not ask at all (the member pods
 	// could not be listed): such a sample judges nothing, rather than
-	// counting as no member healthy.
+	// counting as no member running.
 	NotSampled string `json:"notSampled,omitempty"`
 }
 
-// Quorum is the number of healthy voters a cluster of Voters needs.
+// Quorum is the number of voters a cluster of Voters needs running.
 func (s QuorumSample) Quorum() int { return s.Voters/2 + 1 }
 
-// BelowQuorum reports a sample with fewer healthy voters than a quorum.
+// BelowQuorum reports a sample with fewer running voters than a quorum,
+// even counting every member the suite could not reach as running: the
+// cluster had lost its quorum at that moment, whatever its clients
+// happened to send. A sample taken before any member list was seen (no
+// voters known) judges nothing.
 func (s QuorumSample) BelowQuorum() bool {
-	return s.NotSampled == "" && s.Voters > 0 && s.Healthy < s.Quorum()
+	return s.NotSampled == "" && s.Voters > 0 && s.Running+s.Unasked < s.Quorum()
+}
+
+// Leaderless reports a sample with a quorum running but fewer than a
+// quorum serving reads: an election was under way. etcd's raft bounds it
+// (an election timeout and a vote); the leader changes the clients saw
+// judge whether the operator caused too many.
+func (s QuorumSample) Leaderless() bool {
+	return s.NotSampled == "" && s.Voters > 0 && s.Running >= s.Quorum() && s.Healthy < s.Quorum()
 }
 
 // Sampled counts the samples that asked the members.
@@ -46,7 +66,7 @@ func (q QuorumSamples) Sampled() int {
 // QuorumSamples are a sampler's samples, oldest first.
 type QuorumSamples []QuorumSample
 
-// BelowQuorum are the samples with fewer healthy voters than a quorum.
+// BelowQuorum are the samples with fewer running voters than a quorum.
 func (q QuorumSamples) BelowQuorum() QuorumSamples {
 	var out QuorumSamples
 	for _, s := range q {
@@ -57,18 +77,51 @@ func (q QuorumSamples) BelowQuorum() QuorumSamples {
 	return out
 }
 
-// MinHealthy is the fewest healthy voters seen, with that sample's voters.
-func (q QuorumSamples) MinHealthy() (healthy, voters int) {
-	healthy = -1
+// Outside are the samples taken outside every window.
+func (q QuorumSamples) Outside(windows []Window) QuorumSamples {
+	var out QuorumSamples
 	for _, s := range q {
-		if s.NotSampled != "" {
-			continue
-		}
-		if healthy < 0 || s.Healthy < healthy {
-			healthy, voters = s.Healthy, s.Voters
+		if !slices.ContainsFunc(windows, func(w Window) bool { return w.Contains(s.At) }) {
+			out = append(out, s)
 		}
 	}
-	return healthy, voters
+	return out
+}
+
+// Leaderless counts the samples taken during an election.
+func (q QuorumSamples) Leaderless() int {
+	n := 0
+	for _, s := range q {
+		if s.Leaderless() {
+			n++
+		}
+	}
+	return n
+}
+
+// MinRunning is the fewest running voters seen, with that sample's voters.
+func (q QuorumSamples) MinRunning() (running, voters int) {
+	running = -1
+	for _, s := range q {
+		if s.NotSampled != "" || s.Voters == 0 {
+			continue
+		}
+		if running < 0 || s.Running < running {
+			running, voters = s.Running, s.Voters
+		}
+	}
+	return running, voters
+}
+
+// Window is a stretch of wall-clock time; an open window (To zero) has not
+// ended.
+type Window struct {
+	From, To time.Time
+}
+
+// Contains reports whether t is in the window.
+func (w Window) Contains(t time.Time) bool {
+	return !t.Before(w.From) && (w.To.IsZero() || !t.After(w.To))
 }
 
 // QuorumSampler samples a cluster's healthy voters in the background.
@@ -145,34 +198,71 @@ func (c *EtcdCluster) sampleQuorum(ctx context.Context, s *QuorumSampler, lastVo
 	for name := range running {
 		probe, err := s.probe(c, name)
 		if err != nil {
+			sample.Unasked++
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rctx, cancel := context.WithTimeout(ctx, probeTimeout)
-			defer cancel()
-			// A linearizable read needs the member's leader and a quorum.
-			if _, err := probe.cli.Get(rctx, "etcdproof/quorum-probe"); err != nil {
-				return
-			}
-			ml, err := probe.cli.MemberList(rctx)
+			answer := askForQuorum(ctx, probe.cli)
 			mu.Lock()
 			defer mu.Unlock()
+			if !answer.running {
+				// A port-forward that broke is opened again next time.
+				s.closeProbe(name)
+				return
+			}
+			if !answer.learner {
+				sample.Running++
+			}
+			if !answer.healthy {
+				return
+			}
 			sample.Healthy++
-			if err == nil && !memberListed {
+			if answer.voters >= 0 && !memberListed {
 				memberListed = true
-				sample.Voters = 0
-				for _, m := range ml.Members {
-					if !m.IsLearner {
-						sample.Voters++
-					}
-				}
+				sample.Voters = answer.voters
 			}
 		}()
 	}
 	wg.Wait()
 	return sample
+}
+
+// quorumAnswer is what one member said in a sample.
+type quorumAnswer struct {
+	running, learner, healthy bool
+	// voters in its member list; -1 when it gave none.
+	voters int
+}
+
+// askForQuorum asks a member for its status (served from its own state, no
+// leader needed), then a linearizable read (needs its leader and a
+// quorum) and the member list.
+func askForQuorum(ctx context.Context, cli *clientv3.Client) quorumAnswer {
+	a := quorumAnswer{voters: -1}
+	sctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	defer cancel()
+	st, err := cli.Status(sctx, cli.Endpoints()[0])
+	if err != nil {
+		return a
+	}
+	a.running, a.learner = true, st.IsLearner
+	rctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	if _, err := cli.Get(rctx, "etcdproof/quorum-probe"); err != nil {
+		return a
+	}
+	a.healthy = true
+	if ml, err := cli.MemberList(rctx); err == nil {
+		a.voters = 0
+		for _, m := range ml.Members {
+			if !m.IsLearner {
+				a.voters++
+			}
+		}
+	}
+	return a
 }
 
 // probe is the client of a member pod, opened on first use.
@@ -187,6 +277,14 @@ func (s *QuorumSampler) probe(c *EtcdCluster, pod string) (*memberProbe, error) 
 	p := &memberProbe{cli: cli, close: closeClient}
 	s.probes[pod] = p
 	return p, nil
+}
+
+// closeProbe closes one member's probe.
+func (s *QuorumSampler) closeProbe(name string) {
+	if p, ok := s.probes[name]; ok {
+		p.close()
+		delete(s.probes, name)
+	}
 }
 
 // closeProbes closes the probes of pods not in keep (all of them for nil).

@@ -33,6 +33,8 @@ type TrafficPod struct {
 	// started is the history's zero on the wall clock, as the pod's
 	// status last said (zero from a traffic image that does not say).
 	started time.Time
+	// electionTimeout is the cluster's, read when traffic started.
+	electionTimeout time.Duration
 }
 
 // StartTraffic creates the traffic pod for a cluster; onNode, when given,
@@ -89,7 +91,7 @@ func (c *EtcdCluster) StartTraffic(ctx context.Context, step string, onNode ...s
 	if _, err := c.env.Kube.CoreV1().Pods(c.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		return nil, fmt.Errorf("create traffic pod: %w", err)
 	}
-	return &TrafficPod{env: c.env, Name: pod.Name, Namespace: c.Namespace}, nil
+	return &TrafficPod{env: c.env, Name: pod.Name, Namespace: c.Namespace, electionTimeout: c.ElectionTimeout(ctx)}, nil
 }
 
 // validateOptions are what one phase's history is held to: the client-error
@@ -99,6 +101,9 @@ func (t *TrafficPod) validateOptions(check, phase string, limits TrafficLimits) 
 		Timeout:           t.env.Config.LinTimeout(),
 		MaxWriteGap:       limits.MaxWriteGap,
 		ClientErrors:      t.env.Config.Traffic.ClientErrorsFor(check, limits.FaultInjected),
+		ElectionTimeout:   t.electionTimeout,
+		MaxLeaderChanges:  limits.MembersChanged,
+		UndrainedStops:    limits.UndrainedStops,
 		VisualizationPath: t.env.ArtifactPath(check, "linearizability-"+phase+".html"),
 	}
 }
@@ -199,6 +204,14 @@ type TrafficLimits struct {
 	// are recorded but do not fail the phase (unless the suite config's
 	// traffic.clientErrors says otherwise for the check).
 	FaultInjected bool
+	// MembersChanged is how many members the operator is asked to
+	// restart, replace or remove in the phase: each may be the leader, so
+	// the phase may see as many leader changes, and no more (after-retry).
+	MembersChanged int
+	// UndrainedStops is how many members the phase stops of a release
+	// that fails the requests in flight when it stops (etcd 3.4):
+	// validate.Options.UndrainedStops.
+	UndrainedStops int
 }
 
 // StopAndValidate stops the traffic, saves the history and validates it.

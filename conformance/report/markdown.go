@@ -51,9 +51,10 @@ func (rep *Report) Markdown() string {
 		}
 		for _, k := range slices.Sorted(maps.Keys(c.Traffic)) {
 			t := c.Traffic[k]
-			fmt.Fprintf(&b, "- traffic during %s: %s, %d ops, failed puts %d, failed gets %d (definite %d, indeterminate %d, %d during a leader change, %d after one retry), lost writes %d, longest write gap %.2f s, p50 %.1f ms, p99 %.1f ms\n",
-				k, t.Linearizability, t.Operations, t.FailedPuts, t.FailedGets, t.DefiniteFailures, t.IndeterminateFailures, t.DuringLeaderChange, t.FailuresAfterRetry,
-				t.LostWrites, float64(t.LongestWriteGap)/1000, float64(t.LatencyP50), float64(t.LatencyP99))
+			fmt.Fprintf(&b, "- traffic during %s: %s\n", k, t.Summary())
+			for _, e := range t.Excused {
+				fmt.Fprintf(&b, "  - excused: %s\n", e)
+			}
 			if t.Visualization != "" && t.Linearizability == validate.NotLinearizable {
 				// report.html links every phase's page; here only the evidence.
 				fmt.Fprintf(&b, "  - visualization: %s\n", t.Visualization)

@@ -83,7 +83,8 @@ func (r *Recorder) Traffic(check, phase string, started time.Time, res validate.
 		Linearizability: res.Linearizability, Operations: res.Stats.Puts + res.Stats.Gets,
 		FailedPuts: res.Stats.FailedPuts, FailedGets: res.Stats.FailedGets, LostWrites: len(res.LostWrites),
 		DefiniteFailures: res.Stats.DefiniteFailures, IndeterminateFailures: res.Stats.IndeterminateFailures,
-		FailuresAfterRetry: res.Stats.FailuresAfterRetry, DuringLeaderChange: res.Stats.DuringLeaderChange, PrunedPuts: res.Stats.PrunedPuts, UnverifiedKeys: len(res.Unverified),
+		FailuresAfterRetry: res.Stats.FailuresAfterRetry, DuringLeaderChange: res.Stats.DuringLeaderChange,
+		LeaderChanges: res.Stats.LeaderChanges, Excused: res.Excused, PrunedPuts: res.Stats.PrunedPuts, UnverifiedKeys: len(res.Unverified),
 		LongestWriteGap: Ms(res.Stats.LongestWriteGap), LatencyP50: Ms(res.Stats.LatencyP50), LatencyP99: Ms(res.Stats.LatencyP99),
 		Failures: res.Failures, History: historyFile, Visualization: res.Visualization,
 	}

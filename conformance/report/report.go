@@ -110,6 +110,10 @@ type Traffic struct {
 	IndeterminateFailures int `json:"indeterminateFailures"`
 	FailuresAfterRetry    int `json:"failuresAfterRetry"`
 	DuringLeaderChange    int `json:"duringLeaderChange"`
+	// LeaderChanges counts the higher raft terms the clients saw; Excused
+	// lists each failure a leader change excused, with the change.
+	LeaderChanges int      `json:"leaderChanges"`
+	Excused       []string `json:"excused,omitempty"`
 	// PrunedPuts are failed puts left out of the linearizability check.
 	PrunedPuts int `json:"prunedPuts"`
 	LostWrites int `json:"lostWrites"`
@@ -121,6 +125,13 @@ type Traffic struct {
 	Failures        []string `json:"failures,omitempty"`
 	History         string   `json:"history"`
 	Visualization   string   `json:"visualization,omitempty"`
+}
+
+// Summary is the phase in one line, as every report format shows it.
+func (t *Traffic) Summary() string {
+	return fmt.Sprintf("%s, %d ops, failed puts %d, failed gets %d (definite %d, indeterminate %d, %d excused by %d leader change(s), %d after one retry), lost writes %d, longest write gap %.2f s, p50 %.1f ms, p99 %.1f ms",
+		t.Linearizability, t.Operations, t.FailedPuts, t.FailedGets, t.DefiniteFailures, t.IndeterminateFailures, t.DuringLeaderChange, t.LeaderChanges, t.FailuresAfterRetry,
+		t.LostWrites, float64(t.LongestWriteGap)/1000, float64(t.LatencyP50), float64(t.LatencyP99))
 }
 
 // Millis is a duration in milliseconds, with three decimals.

@@ -76,8 +76,9 @@ func DrainSpec(ctx SpecContext, inputGetter func() DrainSpecInput) {
 	Expect(err).NotTo(HaveOccurred())
 
 	d := drains{check: check, env: e, report: rep, cluster: c, whole: whole, voters: size}
-	limits := framework.TrafficLimits{MaxWriteGap: e.Config.Budget("drain/longest-write-gap")}
-	res := withTraffic(ctx, trafficInput{Env: e, Report: rep, Cluster: c, Check: check, Phase: check, Limits: limits}, func() {
+	// Each member is evicted and replaced once.
+	limits := framework.TrafficLimits{MaxWriteGap: e.Config.Budget("drain/longest-write-gap"), MembersChanged: size}
+	res := withTraffic(ctx, trafficInput{Env: e, Report: rep, Cluster: c, Check: check, Phase: check, Limits: limits, quorumSampledByCheck: true}, func() {
 		d.run(ctx, uniqueNodes(placed))
 	})
 	// The quorum samples first: a drain that could not finish, a failed
@@ -151,14 +152,8 @@ func (d *drains) judge(budgets []string) {
 		rep.Note(check, "drained %s in %s: evicted %s; %d evictions refused by a disruption budget", r.Node, r.Took.Round(time.Millisecond), strings.Join(r.Evicted, ", "), r.BudgetRefusals)
 		rep.Timing(check, "node/"+r.Node, r.Took, d.env.Config.Budget("drain/node"))
 	}
-	healthy, voters := d.samples.MinHealthy()
 	covering := "PodDisruptionBudgets covering the members: " + orNone(budgets)
-	rep.Note(check, "%d quorum samples (%d could not ask): at least %d of %d voters healthy at every sample; %s",
-		len(d.samples), len(d.samples)-d.samples.Sampled(), healthy, voters, covering)
-	if below := d.samples.BelowQuorum(); len(below) > 0 {
-		Fail(fmt.Sprintf("fewer healthy voters than a quorum at %d of %d samples: first at %s, %d of %d voters healthy (%s; %d evictions refused)",
-			len(below), len(d.samples), below[0].At.Format(time.RFC3339), below[0].Healthy, below[0].Voters, covering, refusals), 1)
-	}
+	judgeQuorum(rep, check, "the drains", d.samples, nil, fmt.Sprintf(" (%s; %d evictions refused)", covering, refusals))
 	if d.samples.Sampled() < 2*len(d.results) {
 		// The drains, the cluster and the budget are still judged below.
 		unobserved(rep, check, "the quorum sampler took %d samples over %d drains (fewer than 2 a drain): the check could not observe the quorum it judges", d.samples.Sampled(), len(d.results))

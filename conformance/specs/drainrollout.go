@@ -72,8 +72,12 @@ func DrainDuringRolloutSpec(ctx SpecContext, inputGetter func() DrainDuringRollo
 
 	scaling := drains{check: check, env: e, report: rep, cluster: c, whole: framework.Want{Size: size, Version: version, Data: marker}, voters: size + 2}
 	upgrading := drains{check: check, env: e, report: rep, cluster: c, whole: framework.Want{Size: size, Version: to, Data: marker}, voters: size}
-	limits := framework.TrafficLimits{MaxWriteGap: e.Config.Budget("drain/longest-write-gap")}
-	res := withTraffic(ctx, trafficInput{Env: e, Report: rep, Cluster: c, Check: check, Phase: check, Limits: limits}, func() {
+	// The scale-down removes 2 members, the upgrade replaces size, and each
+	// round of drains evicts each member pod at most once (size+2 during
+	// the scale-down, size+1 during an upgrade that adds one first).
+	changed := 2 + size + (size + 2) + (size + 1)
+	limits := framework.TrafficLimits{MaxWriteGap: e.Config.Budget("drain/longest-write-gap"), MembersChanged: changed}
+	res := withTraffic(ctx, trafficInput{Env: e, Report: rep, Cluster: c, Check: check, Phase: check, Limits: limits, quorumSampledByCheck: true}, func() {
 		By(fmt.Sprintf("scaling %d → %d and draining every worker meanwhile, the one with the most members first", size+2, size))
 		order := mostMembersFirst(ctx, c, workers)
 		Expect(c.SetSize(ctx, size)).To(Succeed())

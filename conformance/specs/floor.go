@@ -65,7 +65,7 @@ func FloorSpec(ctx SpecContext, inputGetter func() FloorSpecInput) {
 
 	from, to := e.Config.Sizes.ScaleFrom, e.Config.Sizes.ScaleTo
 	Expect(from).To(Equal(size), "the floor scales the cluster it created: sizes.scaleFrom must equal sizes.create")
-	withTraffic(ctx, trafficInput{Env: e, Report: rep, Cluster: f.EtcdCluster, Check: FloorCheck, Phase: "scale"}, func() {
+	withTraffic(ctx, trafficInput{Env: e, Report: rep, Cluster: f.EtcdCluster, Check: FloorCheck, Phase: "scale", quorumSampledByCheck: true}, func() {
 		By(fmt.Sprintf("adding %d voting member(s) by hand", to-from))
 		start := time.Now()
 		var added []string
@@ -90,7 +90,7 @@ func FloorSpec(ctx SpecContext, inputGetter func() FloorSpecInput) {
 	Expect(err).NotTo(HaveOccurred())
 	victim, err := truth.NonLeaderPod()
 	Expect(err).NotTo(HaveOccurred())
-	withTraffic(ctx, trafficInput{Env: e, Report: rep, Cluster: f.EtcdCluster, Check: FloorCheck, Phase: "replace"}, func() {
+	withTraffic(ctx, trafficInput{Env: e, Report: rep, Cluster: f.EtcdCluster, Check: FloorCheck, Phase: "replace", quorumSampledByCheck: true}, func() {
 		By("deleting non-leader pod " + victim + " and replacing its member by hand")
 		start := time.Now()
 		Expect(f.DeletePod(ctx, victim)).To(Succeed())

@@ -123,6 +123,13 @@ type trafficInput struct {
 	Limits  framework.TrafficLimits
 	// OnNode is where the clients run ("": where the scheduler puts them).
 	OnNode string
+	// Outages are the windows in which the check itself takes the
+	// cluster's quorum away; the phase's quorum samples there judge nothing.
+	Outages *outages
+	// quorumSampledByCheck: the check samples the quorum itself (the drains
+	// do, until the cluster is whole after them) or judges no operator
+	// (the floor), so the phase does not.
+	quorumSampledByCheck bool
 }
 
 // withTraffic runs fn while in-cluster clients put and get through the
@@ -154,14 +161,46 @@ func withTrafficPod(ctx context.Context, in trafficInput, fn func(*framework.Tra
 		}
 	}()
 	tp.WaitForTraffic(ctx, in.Env.Config.GetIntervals(check, "traffic-ready")...)
+	quorum := startQuorumSampling(ctx, in)
+	defer quorum.stop() // on the failure path; a no-op once judged
 	fn(tp)
 	finished = true
+	samples := quorum.stop()
 	By(fmt.Sprintf("stopping traffic for %s and checking its history", phase))
 	res, err := tp.StopAndValidate(ctx, check, phase, in.Limits)
 	Expect(err).NotTo(HaveOccurred())
 	rep.Traffic(check, phase, res.Started, res.Result, res.HistoryFile)
 	rep.Timing(check, phase+"/longest-write-gap", res.Stats.LongestWriteGap, in.Limits.MaxWriteGap)
+	if !in.quorumSampledByCheck {
+		judgeQuorum(rep, check, phase, samples, in.Outages.list(), "")
+	}
 	return phaseTraffic{TrafficResult: res, report: rep, check: check}
+}
+
+// phaseQuorum is the quorum sampler of a traffic phase.
+type phaseQuorum struct {
+	sampler *framework.QuorumSampler
+	samples framework.QuorumSamples
+}
+
+// startQuorumSampling samples the cluster's quorum every second (the
+// suite config's default/quorum-sample) from the start of a phase's
+// traffic, unless the check samples it itself.
+func startQuorumSampling(ctx context.Context, in trafficInput) *phaseQuorum {
+	if in.quorumSampledByCheck {
+		return &phaseQuorum{}
+	}
+	every := in.Env.Config.Polling(in.Check, "quorum-sample")
+	return &phaseQuorum{sampler: in.Cluster.StartQuorumSampler(ctx, every, in.Cluster.Size())}
+}
+
+// stop ends sampling (once) and returns the samples.
+func (q *phaseQuorum) stop() framework.QuorumSamples {
+	if q.sampler != nil {
+		q.samples = q.sampler.Stop()
+		q.sampler = nil
+	}
+	return q.samples
 }
 
 // phaseTraffic is a validated traffic phase and the check it belongs to.

@@ -72,7 +72,13 @@ func OperatorCrashSpec(ctx SpecContext, inputGetter func() OperatorCrashSpecInpu
 	poll := e.Config.Polling(check, "members-ready")
 	schedule := framework.KillSchedule{Kills: kills, FirstWithin: first, MaxPause: maxPause}
 	took := map[string]time.Duration{}
-	res := withTraffic(ctx, trafficInput{Env: e, Report: rep, Cluster: c, Check: check, Phase: check}, func() {
+	// The scale-down removes 2 members; an upgrade restarts or replaces each.
+	changed := 2
+	if len(steps) > 2 {
+		changed += size
+	}
+	limits := framework.TrafficLimits{MembersChanged: changed}
+	res := withTraffic(ctx, trafficInput{Env: e, Report: rep, Cluster: c, Check: check, Phase: check, Limits: limits}, func() {
 		for _, step := range steps {
 			By(fmt.Sprintf("%s to %d members on etcd %s, killing the operator %d times on the way", step.name, step.want.Size, step.want.Version, kills))
 			Expect(step.change()).To(Succeed())

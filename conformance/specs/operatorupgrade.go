@@ -70,7 +70,8 @@ func OperatorUpgradeSpec(ctx SpecContext, inputGetter func() OperatorUpgradeSpec
 	Expect(err).NotTo(HaveOccurred())
 	rep.Note(check, "before the upgrade: member pods %s; operator pods %s", describeMemberPods(u.members), podNames(u.operator))
 
-	limits := framework.TrafficLimits{MaxWriteGap: e.Config.Budget("operator-upgrade/longest-write-gap")}
+	// The scale back down removes one member.
+	limits := framework.TrafficLimits{MaxWriteGap: e.Config.Budget("operator-upgrade/longest-write-gap"), MembersChanged: 1}
 	res := withTraffic(ctx, trafficInput{Env: e, Report: rep, Cluster: c, Check: check, Phase: check, Limits: limits}, func() {
 		u.run(ctx)
 	})

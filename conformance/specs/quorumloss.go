@@ -80,8 +80,11 @@ func QuorumLossSpec(ctx SpecContext, inputGetter func() QuorumLossSpecInput) {
 		return
 	}
 	limits := framework.TrafficLimits{MaxWriteGap: e.Config.Budget("quorum-loss/recovery"), FaultInjected: true}
-	res := withTraffic(ctx, trafficInput{Env: e, Report: rep, Cluster: c, Check: check, Phase: check, Limits: limits}, func() {
+	var outage outages
+	res := withTraffic(ctx, trafficInput{Env: e, Report: rep, Cluster: c, Check: check, Phase: check, Limits: limits, Outages: &outage}, func() {
+		outage.begin()
 		loseMajority()
+		outage.end()
 		if lost := lostMarkers(ctx, c, whole, kept, e.Config.GetIntervals(check, "members-ready")...); len(lost) > 0 {
 			Fail(fmt.Sprintf("acknowledged writes lost: %d of %d markers written before the quorum loss: %s",
 				len(lost), len(kept), strings.Join(lost, "; ")))

@@ -43,7 +43,8 @@ func ScaleSpec(ctx SpecContext, inputGetter func() ScaleSpecInput) {
 
 	var up, down time.Duration
 	budget := e.Config.Budget("scale/time-to-scale")
-	limits := framework.TrafficLimits{MaxWriteGap: e.Config.Budget("scale/longest-write-gap")}
+	// The scale-down removes members, the leader perhaps among them.
+	limits := framework.TrafficLimits{MaxWriteGap: e.Config.Budget("scale/longest-write-gap"), MembersChanged: max(to-from, 0)}
 	res := withTraffic(ctx, trafficInput{Env: e, Report: rep, Cluster: c, Check: check, Phase: check, Limits: limits}, func() {
 		By("scaling " + itoa(from) + " → " + itoa(to))
 		Expect(c.SetSize(ctx, to)).To(Succeed())

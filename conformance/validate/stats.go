@@ -23,11 +23,12 @@ type Stats struct {
 	// FailuresAfterRetry is what an application that retries a definite
 	// failure once would have seen fail (see NoErrorsAfterRetry).
 	FailuresAfterRetry int `json:"failuresAfterRetry"`
-	// DuringLeaderChange is the number of indeterminate failures during a
-	// leader change, which FailuresAfterRetry leaves out (etcd drops
-	// proposals forwarded to a leader that steps down; see
-	// duringLeaderChange).
+	// DuringLeaderChange is the number of timeouts a leader change
+	// excused, which FailuresAfterRetry leaves out (etcd drops proposals
+	// forwarded to a leader that steps down; see excuse).
 	DuringLeaderChange int `json:"duringLeaderChange"`
+	// LeaderChanges is the number of higher raft terms the history saw.
+	LeaderChanges int `json:"leaderChanges"`
 	// PrunedPuts is the number of failed puts left out of the
 	// linearizability check: the definite ones and the indeterminate ones
 	// whose value no read observed (see model.Operations).
@@ -40,7 +41,13 @@ type Stats struct {
 
 // ComputeStats counts operations, finds the longest stretch without a
 // successful write and the latency percentiles of successful requests.
+// What the after-retry policy counts depends on the cluster's election
+// timeout: etcd's default is assumed here, Validate uses Options'.
 func ComputeStats(h history.History) Stats {
+	return computeStats(h, DefaultElectionTimeout)
+}
+
+func computeStats(h history.History, electionTimeout time.Duration) Stats {
 	var s Stats
 	var latencies []time.Duration
 	for _, op := range h.Operations {
@@ -72,7 +79,8 @@ func ComputeStats(h history.History) Stats {
 			latencies = append(latencies, time.Duration(op.Return-op.Call))
 		}
 	}
-	s.FailuresAfterRetry, _, s.DuringLeaderChange = failuresAfterRetry(h)
+	judged := judgeAfterRetry(h, electionTimeout)
+	s.FailuresAfterRetry, s.DuringLeaderChange, s.LeaderChanges = len(judged.Counted), len(judged.Excused), len(judged.LeaderChanges)
 	start, end, writes, ok := trafficTimes(h)
 	if !ok {
 		return s

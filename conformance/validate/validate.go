@@ -6,6 +6,7 @@
 package validate
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -35,6 +36,23 @@ type Options struct {
 	MaxWriteGap time.Duration
 	// ClientErrors is what failed requests do to the verdict.
 	ClientErrors ClientErrors
+	// ElectionTimeout is the cluster's etcd --election-timeout, which
+	// bounds when a leader change excuses a timeout (see excusable); zero
+	// is etcd's default.
+	ElectionTimeout time.Duration
+	// MaxLeaderChanges bounds the leader changes the phase may have under
+	// NoErrorsAfterRetry: the members the operator restarted, replaced or
+	// removed in it (each may be the leader; a correct rolling restart
+	// causes at most one change per member, and a change excuses
+	// failures). Negative: not judged.
+	MaxLeaderChanges int
+	// UndrainedStops is how many members of a release that fails the
+	// requests in flight when it stops (etcd 3.4: its gRPC server closes
+	// without draining) the phase stops. Each stop may fail the request in
+	// flight of each client connected to that member with the closed
+	// connection's error, so a client may have that many such failures
+	// excused, and no other (see excuseUndrained).
+	UndrainedStops int
 	// VisualizationPath, when set, receives porcupine's HTML whenever
 	// porcupine decided: always when the history is not linearizable, and
 	// when it is, up to maxVisualizedLinearizable operations (undecided
@@ -50,7 +68,10 @@ type Result struct {
 	// never succeeded: whether those writes survived is unknown.
 	Unverified []string `json:"unverified,omitempty"`
 	Errors     []string `json:"errors,omitempty"`
-	Stats      Stats    `json:"stats"`
+	// Excused are the failures NoErrorsAfterRetry excused, each with its
+	// reason: a leader change, or a stopping member that does not drain.
+	Excused []string `json:"excused,omitempty"`
+	Stats   Stats    `json:"stats"`
 	// Failures explains every reason the history fails; empty means pass.
 	Failures []string `json:"failures,omitempty"`
 	// Incomplete is set when the only failure is Unverified: the history
@@ -71,7 +92,8 @@ const maxVisualizedLinearizable = 20000
 
 // Validate checks a history against every requirement.
 func Validate(h history.History, opts Options) Result {
-	r := Result{Stats: ComputeStats(h)}
+	electionTimeout := cmp.Or(opts.ElectionTimeout, DefaultElectionTimeout)
+	r := Result{Stats: computeStats(h, electionTimeout)}
 	if len(h.Operations) == 0 {
 		r.Failures = append(r.Failures, "the history is empty: no traffic was recorded")
 		return r
@@ -115,11 +137,23 @@ func Validate(h history.History, opts Options) Result {
 			r.Failures = append(r.Failures, fmt.Sprintf("%d client-visible errors (first: %s)", n, r.Errors[0]))
 		}
 	case NoErrorsAfterRetry:
-		// ComputeStats counted them; walk the history again only to name
-		// the first, on the failing path.
-		if n := r.Stats.FailuresAfterRetry; n > 0 {
-			_, first, _ := failuresAfterRetry(h)
-			r.Failures = append(r.Failures, fmt.Sprintf("%d requests failed even after retrying definite failures once (%d client-visible errors in all; first that counts: %s)", n, len(r.Errors), describeError(first)))
+		judged := judgeAfterRetry(h, electionTimeout)
+		for _, e := range judged.Excused {
+			r.Excused = append(r.Excused, e.String())
+		}
+		var stops []history.Operation
+		judged.Counted, stops = excuseUndrained(judged.Counted, opts.UndrainedStops)
+		for _, op := range stops {
+			r.Excused = append(r.Excused, describeError(op)+", excused as a request in flight on a stopping member that does not drain")
+		}
+		r.Stats.FailuresAfterRetry = len(judged.Counted)
+		if n := len(judged.Counted); n > 0 {
+			r.Failures = append(r.Failures, fmt.Sprintf("%d requests failed even after retrying definite failures once (%d client-visible errors in all, %d excused by a leader change; first that counts: %s)",
+				n, len(r.Errors), len(judged.Excused), describeError(judged.Counted[0])))
+		}
+		if n := len(judged.LeaderChanges); opts.MaxLeaderChanges >= 0 && n > opts.MaxLeaderChanges {
+			r.Failures = append(r.Failures, fmt.Sprintf("%d leader change(s), more than the %d member(s) the operator restarted, replaced or removed: leader changes the operator caused (%s)",
+				n, opts.MaxLeaderChanges, describeChanges(judged.LeaderChanges)))
 		}
 	}
 	if opts.MaxWriteGap > 0 && r.Stats.LongestWriteGap > opts.MaxWriteGap {
@@ -131,4 +165,18 @@ func Validate(h history.History, opts Options) Result {
 		r.Failures = append(r.Failures, fmt.Sprintf("could not verify keys %s: each had an acknowledged write but no final read of it succeeded, so a lost write cannot be ruled out", strings.Join(r.Unverified, ", ")))
 	}
 	return r
+}
+
+// describeChanges names the first few leader changes.
+func describeChanges(changes []LeaderChange) string {
+	const most = 5
+	var names []string
+	for i, c := range changes {
+		if i == most {
+			names = append(names, fmt.Sprintf("and %d more", len(changes)-most))
+			break
+		}
+		names = append(names, c.String())
+	}
+	return strings.Join(names, "; ")
 }

@@ -21,6 +21,9 @@ func validateCmd(args []string) int {
 	fs.DurationVar(&opts.MaxWriteGap, "max-write-gap", 0, "longest allowed time without a successful write (0: no limit)")
 	var clientErrors string
 	fs.StringVar(&clientErrors, "client-errors", string(validate.NoClientErrors), "what failed requests do to the verdict: none (any fails), after-retry (only those a client retrying definite failures once would still see), allowed (listed only: phases that kill members, like replace)")
+	fs.DurationVar(&opts.ElectionTimeout, "election-timeout", validate.DefaultElectionTimeout, "the cluster's etcd --election-timeout: a leader change excuses a timed-out request (after-retry) only when the request was sent within this of the change")
+	fs.IntVar(&opts.MaxLeaderChanges, "max-leader-changes", 1, "under after-retry, the most leader changes the history may have: the members the operator restarted, replaced or removed in it (-1: not judged)")
+	fs.IntVar(&opts.UndrainedStops, "undrained-stops", 0, "under after-retry, how many members of a release that fails the requests in flight when it stops (etcd 3.4) the phase stopped: each client may have that many closed-connection failures excused")
 	allow := fs.Bool("allow-client-errors", false, "same as --client-errors=allowed")
 	fs.StringVar(&opts.VisualizationPath, "visualization", "", "write porcupine's HTML of the history here: always when it is not linearizable, up to 20000 operations when it is")
 	if err := fs.Parse(args); err != nil {

@@ -119,6 +119,8 @@ type phaseView struct {
 	Name, Summary string
 	// Failures are why validation failed the phase.
 	Failures []string
+	// Excused are the failures a leader change excused.
+	Excused []string
 	// History is the history file relative to the report dir; Problem
 	// says why there is no timeline.
 	History, Problem string
@@ -197,10 +199,7 @@ func newCheckView(dir string, c *report.Check) checkView {
 }
 
 func newPhaseView(dir, phase string, t *report.Traffic) phaseView {
-	v := phaseView{Name: phase, Failures: t.Failures, Summary: fmt.Sprintf(
-		"%s, %d ops, failed puts %d, failed gets %d (definite %d, indeterminate %d, %d during a leader change, %d after one retry), lost writes %d, longest write gap %.2f s, p50 %.1f ms, p99 %.1f ms",
-		t.Linearizability, t.Operations, t.FailedPuts, t.FailedGets, t.DefiniteFailures, t.IndeterminateFailures, t.DuringLeaderChange, t.FailuresAfterRetry,
-		t.LostWrites, float64(t.LongestWriteGap)/1000, float64(t.LatencyP50), float64(t.LatencyP99))}
+	v := phaseView{Name: phase, Failures: t.Failures, Excused: t.Excused, Summary: t.Summary()}
 	if t.Visualization != "" {
 		if _, rel, ok := locate(dir, t.Visualization); ok {
 			v.Visualization = rel

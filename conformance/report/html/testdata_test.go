@@ -107,12 +107,13 @@ func simulatedRun(t *testing.T) (*report.Report, map[string]history.History) {
 		check, phase, file string
 		h                  history.History
 		policy             validate.ClientErrors
+		membersChanged     int
 	}{
-		{"scale", "scale", scaleHistory, scale, validate.NoClientErrors},
-		{"replace", "replace", replaceHistory, replace, validate.AllowClientErrors},
-		{"upgrade", "to-3.6.5", upgradeHistory, upgrade, validate.NoErrorsAfterRetry},
+		{"scale", "scale", scaleHistory, scale, validate.NoClientErrors, 1},
+		{"replace", "replace", replaceHistory, replace, validate.AllowClientErrors, 1},
+		{"upgrade", "to-3.6.5", upgradeHistory, upgrade, validate.NoErrorsAfterRetry, 3},
 	} {
-		opts.ClientErrors = p.policy
+		opts.ClientErrors, opts.MaxLeaderChanges = p.policy, p.membersChanged
 		res := validate.Validate(p.h, opts)
 		if !res.Passed() {
 			t.Fatalf("simulated %s traffic fails validation: %v", p.phase, res.Failures)

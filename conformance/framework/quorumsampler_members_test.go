@@ -1,0 +1,63 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/etcdproof/etcdproof/conformance/internal/apiservertest"
+	"github.com/etcdproof/etcdproof/conformance/internal/etcdtest"
+	"github.com/etcdproof/etcdproof/conformance/profile"
+)
+
+// The sampler tells a quorum running from a quorum lost, on real members:
+// all three run and serve; with the leader stopped the two left still run; with a second member stopped, one of
+// three runs and the sample is below quorum. A pod whose port cannot be
+// reached is not counted as stopped.
+func TestQuorumSamplerOnRealMembers(t *testing.T) {
+	kubeconfig, _ := apiservertest.Start(t)
+	members := etcdtest.StartCluster(t, 3)
+	ctx := context.Background()
+	p := &profile.Profile{Cluster: profile.Cluster{Kind: "EtcdCluster", MemberSelector: "etcd_cluster={{.Name}}", ClientPort: 2379}}
+	e, err := NewEnv(ctx, Options{Kubeconfig: kubeconfig, ReportDir: t.TempDir()}, p, &profile.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &EtcdCluster{env: e, Name: "demo", Namespace: metav1.NamespaceDefault}
+	ports := map[string]int{}
+	for i, endpoint := range members.Endpoints {
+		name := fmt.Sprintf("demo-%d", i)
+		ports[name] = forwardPort(t, endpoint)
+		createRunningMemberPod(t, e, c, name)
+	}
+	c.forward = func(pod string) (int, func(), error) { return ports[pod], func() {}, nil }
+	s := &QuorumSampler{probes: map[string]*memberProbe{}}
+	defer s.closeProbes(nil)
+
+	if got := c.sampleQuorum(ctx, s, 3); got.Voters != 3 || got.Running != 3 || got.Healthy != 3 || got.BelowQuorum() {
+		t.Errorf("all members up: %+v, want 3 of 3 running and healthy", got)
+	}
+	leader := members.Leader()
+	members.Stop(leader)
+	if got := c.sampleQuorum(ctx, s, 3); got.Running != 2 || got.BelowQuorum() {
+		t.Errorf("leader stopped: %+v, want 2 of 3 running, not below quorum", got)
+	}
+	members.Stop((leader + 1) % 3)
+	got := c.sampleQuorum(ctx, s, 3)
+	if got.Running != 1 || !got.BelowQuorum() {
+		t.Errorf("two of three stopped: %+v, want 1 of 3 running, below quorum", got)
+	}
+	// No port-forward to one of them: it is not known to be stopped.
+	c.forward = func(pod string) (int, func(), error) {
+		if pod == fmt.Sprintf("demo-%d", leader) {
+			return 0, nil, fmt.Errorf("error upgrading connection: unable to upgrade connection: pod not found")
+		}
+		return ports[pod], func() {}, nil
+	}
+	s.closeProbes(nil)
+	if got := c.sampleQuorum(ctx, s, 3); got.Unasked != 1 || got.BelowQuorum() {
+		t.Errorf("one member unreachable: %+v, want it unasked and the sample not judged below quorum", got)
+	}
+}
