@@ -3,7 +3,9 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/version"
 	apimachinerywait "k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/e2e-framework/klient/decoder"
@@ -30,10 +33,44 @@ const (
 	systemPollInterval = 2 * time.Second
 )
 
+// addonRetries bounds the attempts at installing the add-ons while the
+// API server of a cluster just made (or a reused one whose node container
+// was started again) still resets connections.
+const addonRetries = 5
+
 // installAddons makes a new or reused cluster whole: kube-router where it
 // replaces kind's pod network, local-path storage that works on old
-// releases. Each step is idempotent.
+// releases. Each step is idempotent, so an attempt the API server cut
+// short (a connection reset or refused while it settles: seen once on a
+// cluster kind had just reported ready) is made again.
 func (k *Kind) installAddons(ctx context.Context) error {
+	var err error
+	for attempt := 1; attempt <= addonRetries; attempt++ {
+		if err = k.installAddonsOnce(ctx); err == nil || !transient(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(attempt) * systemPollInterval):
+		}
+	}
+	return fmt.Errorf("after %d attempts: %w", addonRetries, err)
+}
+
+// transient tells an API server that is not answering yet from a refusal.
+// Discovery flattens its cause into the message ("failed to get server
+// groups: ... connection reset by peer"), hence the text as a last resort.
+func transient(err error) bool {
+	if utilnet.IsConnectionReset(err) || utilnet.IsConnectionRefused(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) || apierrors.IsServiceUnavailable(err) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "connection reset by peer") || strings.Contains(msg, "connection refused")
+}
+
+func (k *Kind) installAddonsOnce(ctx context.Context) error {
 	r, err := resources.New(k.rest)
 	if err != nil {
 		return err

@@ -2,12 +2,17 @@ package cluster
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net"
 	"strings"
+	"syscall"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/e2e-framework/klient/k8s"
 	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
@@ -108,4 +113,21 @@ func startAPIServer(t *testing.T) *resources.Resources {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// The API server of a cluster kind has just reported ready reset the
+// add-on install's discovery once: such errors are tried again, a refusal
+// is not.
+func TestTransientAPIErrors(t *testing.T) {
+	reset := errors.New(`failed to get server groups: Get "https://127.0.0.1:43987/api": read tcp 127.0.0.1:35220->127.0.0.1:43987: read: connection reset by peer`)
+	if !transient(reset) {
+		t.Errorf("%v: not transient", reset)
+	}
+	if !transient(fmt.Errorf("installing kube-router: %w", &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED})) {
+		t.Error("a refused connection is not transient")
+	}
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "daemonsets"}, "kube-router", errors.New("denied"))
+	if transient(forbidden) {
+		t.Errorf("%v: transient", forbidden)
+	}
 }

@@ -376,6 +376,7 @@ func TestSelftestIsOneExpectationOrAList(t *testing.T) {
 func TestShippedSelftestsNameTheirChecks(t *testing.T) {
 	want := map[string][]string{
 		"selftest-upgrade-all-at-once":    {"upgrade", "operator-crash"},
+		"selftest-restarts-before-rejoin": {"upgrade", "operator-crash"},
 		"selftest-no-dead-member-removal": {"replace", "node-loss"},
 	}
 	files, err := filepath.Glob("../profiles/selftest-*.yaml")

@@ -36,8 +36,8 @@ func learners(o Observed, _ Options, _ string) (Action, bool) {
 
 // healthGate holds every further change until each live member is healthy
 // and there is a leader.
-func healthGate(o Observed, opts Options, _ string) (Action, bool) {
-	if opts.UpgradeAllAtOnce {
+func healthGate(o Observed, opts Options, version string) (Action, bool) {
+	if opts.UpgradeAllAtOnce || opts.RestartBeforeRejoin && rolling(o, version) {
 		return Action{}, false
 	}
 	dead := map[uint64]bool{}

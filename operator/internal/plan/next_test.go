@@ -232,6 +232,20 @@ func TestNext(t *testing.T) {
 		{"a young pod that is no member yet is given time",
 			with(healthy, func(o *Observed) { o.Pods = append(o.Pods, Pod{Name: "x", Created: now.Add(-5 * time.Second)}) }),
 			Options{}, Action{Kind: Wait, RequeueAfter: OrphanGrace - 5*time.Second}},
+		{"pvc upgrade: a member restarting and not yet rejoined is waited for",
+			with(healthy, func(o *Observed) {
+				o.UsesPVC, o.Version = true, "3.6.5"
+				o.Pods[0].Version, o.Pods[0].Image, o.Pods[0].Terminating = "3.6.5", repo+":v3.6.5", true
+				o.Members[0].Healthy = false
+			}),
+			Options{}, Action{Kind: Wait}},
+		{"unsafe: the next member restarts before the last one rejoined",
+			with(healthy, func(o *Observed) {
+				o.UsesPVC, o.Version = true, "3.6.5"
+				o.Pods[0].Terminating = true
+				o.Members[0].Healthy = false
+			}),
+			Options{RestartBeforeRejoin: true}, Action{Kind: RestartMember, Member: "b", MemberID: 2, Upgrade: true}},
 		{"unsafe: upgrade restarts every outdated member at once",
 			with(healthy, func(o *Observed) { o.Version = "3.6.5"; o.Members[1].Healthy = false }),
 			Options{UpgradeAllAtOnce: true}, Action{Kind: RestartAll, Names: []string{"a", "b", "c"}}},
