@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -125,9 +126,33 @@ func (t *TrafficPod) Status(ctx context.Context) (traffic.Status, error) {
 	return st, nil
 }
 
+// stopAttempts bounds the stop requests: a port-forward through the API
+// server breaks now and then, and the traffic pod's stop is idempotent
+// (a second one returns the same history).
+const stopAttempts = 3
+
 // Stop ends traffic and returns the full history, then deletes the pod.
-// It waits for the requests in flight, a retry, and the final reads.
+// It waits for the requests in flight, a retry, and the final reads. A
+// failed request is made again: the failure is the suite's, not the
+// operator's.
 func (t *TrafficPod) Stop(ctx context.Context) (history.History, error) {
+	var errs []error
+	for attempt := 1; attempt <= stopAttempts; attempt++ {
+		h, err := t.stopOnce(ctx)
+		if err == nil {
+			return h, nil
+		}
+		errs = append(errs, err)
+		select {
+		case <-ctx.Done():
+			return history.History{}, errors.Join(errs...)
+		case <-time.After(time.Duration(attempt) * time.Second):
+		}
+	}
+	return history.History{}, fmt.Errorf("stopping traffic, %d attempts: %w", stopAttempts, errors.Join(errs...))
+}
+
+func (t *TrafficPod) stopOnce(ctx context.Context) (history.History, error) {
 	tc := t.env.Config.Traffic
 	wait := 2*t.env.Config.RequestTimeout() + tc.RetryBackoffDuration() + tc.FinalReadBudgetDuration() + time.Minute
 	body, err := t.call(ctx, http.MethodPost, "/stop", wait)

@@ -12,6 +12,7 @@ import (
 	"github.com/etcdproof/etcdproof/conformance/framework"
 	"github.com/etcdproof/etcdproof/conformance/profile"
 	"github.com/etcdproof/etcdproof/conformance/report"
+	"github.com/etcdproof/etcdproof/conformance/validate"
 )
 
 // NamespaceCreator creates the namespace of a check's cluster. The run's
@@ -157,23 +158,33 @@ func withTrafficPod(ctx context.Context, in trafficInput, fn func(*framework.Tra
 		defer cancel()
 		if res, err := tp.StopAndValidate(stopCtx, check, phase, in.Limits); err == nil {
 			rep.Traffic(check, phase, res.Started, res.Result, res.HistoryFile)
-			rep.Note(check, "traffic during %s after the failure: %v", phase, res.Failures)
+			if res.Passed() {
+				rep.Note(check, "traffic during %s, stopped after the failure: passed its own checks (the failure is the check's)", phase)
+			} else {
+				rep.Note(check, "traffic during %s, stopped after the failure: %s", phase, strings.Join(res.Failures, "; "))
+			}
 		}
 	}()
 	tp.WaitForTraffic(ctx, in.Env.Config.GetIntervals(check, "traffic-ready")...)
 	quorum := startQuorumSampling(ctx, in)
 	defer quorum.stop() // on the failure path; a no-op once judged
 	fn(tp)
-	finished = true
-	samples := quorum.stop()
-	By(fmt.Sprintf("stopping traffic for %s and checking its history", phase))
-	res, err := tp.StopAndValidate(ctx, check, phase, in.Limits)
-	Expect(err).NotTo(HaveOccurred())
-	rep.Traffic(check, phase, res.Started, res.Result, res.HistoryFile)
-	rep.Timing(check, phase+"/longest-write-gap", res.Stats.LongestWriteGap, in.Limits.MaxWriteGap)
-	if !in.quorumSampledByCheck {
+	// The quorum first: a lost quorum is the cause of what the history
+	// shows, and the report must name it (the deferred stop keeps the
+	// history of a phase that fails here).
+	if samples := quorum.stop(); !in.quorumSampledByCheck {
 		judgeQuorum(rep, check, phase, samples, in.Outages.list(), "")
 	}
+	finished = true
+	By(fmt.Sprintf("stopping traffic for %s and checking its history", phase))
+	res, err := tp.StopAndValidate(ctx, check, phase, in.Limits)
+	if err != nil {
+		// The suite could not fetch the history: nothing was judged.
+		res.Result = validate.Result{Incomplete: true, Failures: []string{fmt.Sprintf("the history could not be fetched: %v", err)}}
+		return phaseTraffic{TrafficResult: res, report: rep, check: check}
+	}
+	rep.Traffic(check, phase, res.Started, res.Result, res.HistoryFile)
+	rep.Timing(check, phase+"/longest-write-gap", res.Stats.LongestWriteGap, in.Limits.MaxWriteGap)
 	return phaseTraffic{TrafficResult: res, report: rep, check: check}
 }
 

@@ -50,6 +50,12 @@ func (o *outages) list() []framework.Window {
 // briefly, whatever the clients' requests happened to show. context is
 // added to the failure (what could have prevented it).
 func judgeQuorum(rep *report.Recorder, check, phase string, samples framework.QuorumSamples, windows []framework.Window, context string) {
+	if samples.Sampled() == 0 {
+		// The check goes on judging what it can; with nothing else wrong it
+		// ends INCOMPLETE, never passed on a quorum it could not see.
+		unobserved(rep, check, "the quorum could not be sampled during %s (%d tries, none could ask the members)", phase, len(samples))
+		return
+	}
 	judged := samples.Outside(windows)
 	running, voters := judged.MinRunning()
 	rep.Note(check, "%d quorum samples during %s (%d could not ask, %d in the check's own outages, %d during an election): at least %d of %d voters running at every sample judged",

@@ -74,8 +74,11 @@ type Result struct {
 	Stats   Stats    `json:"stats"`
 	// Failures explains every reason the history fails; empty means pass.
 	Failures []string `json:"failures,omitempty"`
-	// Incomplete is set when the only failure is Unverified: the history
-	// did not fail any check, but could not be fully checked either.
+	// Incomplete is set when every failure is the suite's own: a history
+	// porcupine could not decide in time, keys never read back
+	// (Unverified), a visualization that could not be written. The history
+	// did not fail any check, but could not be fully checked either; any
+	// other failure makes it fail.
 	Incomplete bool `json:"incomplete,omitempty"`
 	// Visualization is the HTML file written for a decided history.
 	Visualization string `json:"visualization,omitempty"`
@@ -94,6 +97,7 @@ const maxVisualizedLinearizable = 20000
 func Validate(h history.History, opts Options) Result {
 	electionTimeout := cmp.Or(opts.ElectionTimeout, DefaultElectionTimeout)
 	r := Result{Stats: computeStats(h, electionTimeout)}
+	suiteMade := 0 // failures that say the suite could not judge
 	if len(h.Operations) == 0 {
 		r.Failures = append(r.Failures, "the history is empty: no traffic was recorded")
 		return r
@@ -110,11 +114,13 @@ func Validate(h history.History, opts Options) Result {
 	default:
 		r.Linearizability = Undecided
 		r.Failures = append(r.Failures, fmt.Sprintf("linearizability undecided within %s (never a pass)", opts.Timeout))
+		suiteMade++
 	}
 	if opts.VisualizationPath != "" && (r.Linearizability == NotLinearizable ||
 		r.Linearizability == Linearizable && len(h.Operations) <= maxVisualizedLinearizable) {
 		if err := porcupine.VisualizePath(model.KV, info, opts.VisualizationPath); err != nil {
 			r.Failures = append(r.Failures, fmt.Sprintf("writing visualization: %v", err))
+			suiteMade++
 		} else {
 			r.Visualization = opts.VisualizationPath
 		}
@@ -159,11 +165,11 @@ func Validate(h history.History, opts Options) Result {
 	if opts.MaxWriteGap > 0 && r.Stats.LongestWriteGap > opts.MaxWriteGap {
 		r.Failures = append(r.Failures, fmt.Sprintf("longest write gap %s exceeds the budget %s", r.Stats.LongestWriteGap.Round(time.Millisecond), opts.MaxWriteGap))
 	}
-	// Last, so Incomplete can tell whether anything else failed.
 	if r.Unverified = Unverified(h); len(r.Unverified) > 0 {
-		r.Incomplete = len(r.Failures) == 0
+		suiteMade++
 		r.Failures = append(r.Failures, fmt.Sprintf("could not verify keys %s: each had an acknowledged write but no final read of it succeeded, so a lost write cannot be ruled out", strings.Join(r.Unverified, ", ")))
 	}
+	r.Incomplete = suiteMade > 0 && len(r.Failures) == suiteMade
 	return r
 }
 

@@ -98,6 +98,10 @@ func TestUndecidedIsNeverAPass(t *testing.T) {
 	if r.Passed() {
 		t.Fatalf("a history porcupine could not decide passed: %+v", r.Failures)
 	}
+	// The suite ran out of time, the operator did nothing wrong: INCOMPLETE.
+	if !r.Incomplete {
+		t.Errorf("an undecided history with nothing else wrong is not incomplete: %q", r.Failures)
+	}
 	// Undecided leaves porcupine nothing to show.
 	if _, err := os.Stat(vis); err == nil || r.Visualization != "" {
 		t.Errorf("visualization %q written for an undecided history", r.Visualization)

@@ -81,7 +81,7 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 	fs.BoolVar(&o.unsafe.UpgradeAllAtOnce, "unsafe-upgrade-all-at-once", false,
 		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): restart every member at once on upgrade, with no health gate.")
 	fs.BoolVar(&o.unsafe.RestartBeforeRejoin, "unsafe-restart-before-rejoin", false,
-		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): on upgrade, restart the next member as soon as the last one's pod is going, before it has rejoined (members on claims: quorum is lost for a few seconds each time).")
+		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): on upgrade, restart the next member as soon as the last one's new pod exists, before it has rejoined (members on claims: quorum is lost for a few seconds each time).")
 	fs.BoolVar(&o.unsafe.RebootstrapAfterQuorumLoss, "unsafe-rebootstrap-after-quorum-loss", false,
 		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): once most member pods of a running cluster are gone, delete the rest with their claims and bootstrap a new, empty cluster.")
 	fs.BoolVar(&o.unsafe.RestoreWithoutData, "unsafe-restore-without-data", false,

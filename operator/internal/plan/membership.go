@@ -37,9 +37,11 @@ func learners(o Observed, _ Options, _ string) (Action, bool) {
 // healthGate holds every further change until each live member is healthy
 // and there is a leader.
 func healthGate(o Observed, opts Options, version string) (Action, bool) {
-	if opts.UpgradeAllAtOnce || opts.RestartBeforeRejoin && rolling(o, version) {
+	if opts.UpgradeAllAtOnce {
 		return Action{}, false
 	}
+	// Unsafe: a restarted member's new pod counts as rejoined.
+	waitHealthy := !opts.RestartBeforeRejoin || !rolling(o, version)
 	dead := map[uint64]bool{}
 	for _, m := range Dead(o) {
 		dead[m.ID] = true
@@ -48,7 +50,7 @@ func healthGate(o Observed, opts Options, version string) (Action, bool) {
 		if dead[m.ID] {
 			continue
 		}
-		if !m.Healthy {
+		if _, ok := o.pod(m.Name); !m.Healthy && (waitHealthy || !ok) {
 			return wait(conditions.ReasonMembershipUnknown, fmt.Sprintf("waiting for member %s to be healthy", m.Name), PollInFlight), true
 		}
 		if p, ok := o.pod(m.Name); ok && p.Terminating {

@@ -242,10 +242,17 @@ func TestNext(t *testing.T) {
 		{"unsafe: the next member restarts before the last one rejoined",
 			with(healthy, func(o *Observed) {
 				o.UsesPVC, o.Version = true, "3.6.5"
-				o.Pods[0].Terminating = true
+				o.Pods[0].Version, o.Pods[0].Image = "3.6.5", repo+":v3.6.5"
 				o.Members[0].Healthy = false
 			}),
 			Options{RestartBeforeRejoin: true}, Action{Kind: RestartMember, Member: "b", MemberID: 2, Upgrade: true}},
+		{"unsafe: still waits for the last one's pod to go",
+			with(healthy, func(o *Observed) {
+				o.UsesPVC, o.Version = true, "3.6.5"
+				o.Pods[0].Terminating = true
+				o.Members[0].Healthy = false
+			}),
+			Options{RestartBeforeRejoin: true}, Action{Kind: Wait}},
 		{"unsafe: upgrade restarts every outdated member at once",
 			with(healthy, func(o *Observed) { o.Version = "3.6.5"; o.Members[1].Healthy = false }),
 			Options{UpgradeAllAtOnce: true}, Action{Kind: RestartAll, Names: []string{"a", "b", "c"}}},

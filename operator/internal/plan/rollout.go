@@ -110,7 +110,7 @@ func UpgradeCondition(o Observed) (upgrading bool, reason, message string) {
 func upgrade(o Observed, opts Options, version string) (Action, bool) {
 	var outdated []string
 	for _, m := range o.Members {
-		if o.outdated(m.Name, version) && !restartingUnsafely(o, opts, m) {
+		if o.outdated(m.Name, version) {
 			outdated = append(outdated, m.Name)
 		}
 	}
@@ -131,7 +131,7 @@ func upgrade(o Observed, opts Options, version string) (Action, bool) {
 			Message:      fmt.Sprintf("adding a %s member to replace an outdated one (%d outdated)", version, len(outdated)),
 			RequeueAfter: AfterChange}, true
 	}
-	live := slices.DeleteFunc(liveMembers(o), func(m Member) bool { return restartingUnsafely(o, opts, m) })
+	live := liveMembers(o)
 	victim, _ := pickVictim(o, live, version)
 	if victim.ID == o.LeaderID && Voters(live) > 1 {
 		return moveLeaderAway(o, live, version, victim)
@@ -143,13 +143,6 @@ func upgrade(o Observed, opts Options, version string) (Action, bool) {
 		Reason:       conditions.ReasonUpgradeInProgress,
 		Message:      fmt.Sprintf("restarting member %s with %s", victim.Name, desired.ImageOf(o.Repository, version)),
 		RequeueAfter: AfterChange}, true
-}
-
-// restartingUnsafely: under RestartBeforeRejoin, a member whose pod is
-// going or gone is taken as done, so the next one is restarted at once.
-func restartingUnsafely(o Observed, opts Options, m Member) bool {
-	p, ok := o.pod(m.Name)
-	return opts.RestartBeforeRejoin && (!ok || p.Terminating)
 }
 
 // Voters counts the members that vote (learners do not).

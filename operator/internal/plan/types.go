@@ -186,9 +186,10 @@ type Options struct {
 	// UpgradeAllAtOnce restarts every outdated member at once with no health gate.
 	UpgradeAllAtOnce bool
 	// RestartBeforeRejoin rolls an upgrade one member at a time, but
-	// restarts the next member as soon as the last one's pod is going,
-	// before it has rejoined: on claims, two of three members are down at
-	// once for a few seconds, and the cluster has no quorum meanwhile.
+	// restarts the next member as soon as the last one's new pod exists,
+	// before its etcd has rejoined: on claims, two of three members are
+	// down at once for a few seconds, and the cluster has no quorum
+	// meanwhile.
 	RestartBeforeRejoin bool
 	// RebootstrapAfterQuorumLoss starts a new, empty cluster once most
 	// member pods are gone (see unsafeRebootstrap).
