@@ -126,7 +126,7 @@ func (w Window) Contains(t time.Time) bool {
 
 // QuorumSampler samples a cluster's healthy voters in the background.
 type QuorumSampler struct {
-	cancel  context.CancelFunc
+	stop    chan struct{}
 	done    chan struct{}
 	samples QuorumSamples
 	// probes keeps one port-forward and client per member pod across samples.
@@ -145,9 +145,10 @@ type memberProbe struct {
 // voters is the number of voting members the caller made the cluster with:
 // until a member list is read, samples are judged against it, so a cluster
 // that has no quorum when sampling starts does not go unjudged.
+// A sample under way when Stop is called is finished and kept, so even a
+// phase shorter than interval has its first sample.
 func (c *EtcdCluster) StartQuorumSampler(ctx context.Context, interval time.Duration, voters int) *QuorumSampler {
-	ctx, cancel := context.WithCancel(ctx)
-	s := &QuorumSampler{cancel: cancel, done: make(chan struct{}), probes: map[string]*memberProbe{}}
+	s := &QuorumSampler{stop: make(chan struct{}), done: make(chan struct{}), probes: map[string]*memberProbe{}}
 	go func() {
 		defer close(s.done)
 		defer s.closeProbes(nil)
@@ -163,6 +164,8 @@ func (c *EtcdCluster) StartQuorumSampler(ctx context.Context, interval time.Dura
 			select {
 			case <-ctx.Done():
 				return
+			case <-s.stop:
+				return
 			case <-t.C:
 			}
 		}
@@ -172,7 +175,7 @@ func (c *EtcdCluster) StartQuorumSampler(ctx context.Context, interval time.Dura
 
 // Stop ends sampling and returns the samples.
 func (s *QuorumSampler) Stop() QuorumSamples {
-	s.cancel()
+	close(s.stop)
 	<-s.done
 	return s.samples
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -38,6 +39,11 @@ func TestQuorumSamplerOnRealMembers(t *testing.T) {
 
 	if got := c.sampleQuorum(ctx, s, 3); got.Voters != 3 || got.Running != 3 || got.Healthy != 3 || got.BelowQuorum() {
 		t.Errorf("all members up: %+v, want 3 of 3 running and healthy", got)
+	}
+	// A phase shorter than the period (create's) still gets its first
+	// sample: stopping right away finishes it.
+	if got := c.StartQuorumSampler(ctx, time.Hour, 3).Stop(); got.Sampled() != 1 {
+		t.Errorf("stopped at once: %d samples asked, want the first one", got.Sampled())
 	}
 	leader := members.Leader()
 	members.Stop(leader)
