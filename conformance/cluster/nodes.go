@@ -38,12 +38,7 @@ func (k *Nodes) node(name string) (nodes.Node, error) {
 // a crash or the kernel's OOM killer does; the kubelet then restarts it or
 // not, as the pod's restartPolicy says. It returns when the signal is sent.
 func (k *Nodes) KillContainer(ctx context.Context, pod *corev1.Pod, container string) error {
-	var id string
-	for _, st := range pod.Status.ContainerStatuses {
-		if st.Name == container && st.State.Running != nil {
-			_, id, _ = strings.Cut(st.ContainerID, "://")
-		}
-	}
+	id := runningContainerID(pod, container)
 	if id == "" {
 		return fmt.Errorf("pod %s: container %s does not run", pod.Name, container)
 	}
@@ -81,6 +76,9 @@ func containerPID(ctx context.Context, node nodes.Node, id string) (int, error) 
 	}
 	return inspect.Info.Pid, nil
 }
+
+// execCmd is a command run inside a node.
+type execCmd = exec.Cmd
 
 func run(cmd exec.Cmd, out *bytes.Buffer) error {
 	var stderr bytes.Buffer

@@ -13,6 +13,10 @@ type Capabilities struct {
 	UpgradeChain          bool `json:"upgradeChain"`
 	// Kill: members whose etcd process is killed (SIGKILL) come back.
 	Kill bool `json:"kill"`
+	// Partition: a member cut off the network for a while (less than the
+	// operator's deadlines) keeps its place, the others serve meanwhile,
+	// and it catches up once healed.
+	Partition bool `json:"partition"`
 	// QuorumLoss: the cluster serves again after a majority of its member
 	// pods is deleted at once. QuorumLossDurable claims that every
 	// acknowledged write survives (clusters created with .Durable, e.g. on
@@ -79,6 +83,8 @@ func (c Capabilities) capabilityOf(check string) (name string, claimed bool) {
 		return "upgrade", c.Upgrade
 	case "kill":
 		return "kill", c.Kill
+	case "partition":
+		return "partition", c.Partition
 	case "quorum-loss":
 		return "quorumLoss", c.QuorumLoss != ""
 	case "recreate-over-claims":
@@ -100,13 +106,13 @@ func (c Capabilities) capabilityOf(check string) (name string, claimed bool) {
 
 // CheckLabels are the Ginkgo labels of the checks, in run order (rbac and
 // cleanup last: they judge what the others made the operator do).
-var CheckLabels = []string{"create", "scale", "replace", "kill", "quorum-loss", "recreate-over-claims", "node-loss", "drain", "drain-during-rollout", "operator-crash", "operator-upgrade", "backup-restore", "bad-restore", "upgrade", "rbac", "cleanup"}
+var CheckLabels = []string{"create", "scale", "replace", "kill", "partition", "quorum-loss", "recreate-over-claims", "node-loss", "drain", "drain-during-rollout", "operator-crash", "operator-upgrade", "backup-restore", "bad-restore", "upgrade", "rbac", "cleanup"}
 
 // BookChecks are the six checks of the book, required unless --require says
 // otherwise; FaultChecks are required when the profile claims them.
 var (
 	BookChecks  = []string{"create", "scale", "replace", "upgrade", "rbac", "cleanup"}
-	FaultChecks = []string{"kill", "quorum-loss", "recreate-over-claims", "node-loss", "drain", "drain-during-rollout", "operator-crash", "operator-upgrade", "backup-restore", "bad-restore"}
+	FaultChecks = []string{"kill", "partition", "quorum-loss", "recreate-over-claims", "node-loss", "drain", "drain-during-rollout", "operator-crash", "operator-upgrade", "backup-restore", "bad-restore"}
 )
 
 // CheckGroups are labels that select a group of checks in a label filter

@@ -43,6 +43,7 @@ type Sizes struct {
 	ScaleTo   int `json:"scaleTo"`
 	Replace   int `json:"replace"`
 	Kill      int `json:"kill"`
+	Partition int `json:"partition"`
 	// QuorumLoss is the size of the cluster the quorum-loss check deletes
 	// a majority of (size/2+1 member pods).
 	QuorumLoss int `json:"quorumLoss"`
@@ -143,7 +144,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Traffic.validate()...)
 	for field, v := range map[string]int{
 		"sizes.create": c.Sizes.Create, "sizes.scaleFrom": c.Sizes.ScaleFrom, "sizes.scaleTo": c.Sizes.ScaleTo,
-		"sizes.replace": c.Sizes.Replace, "sizes.kill": c.Sizes.Kill, "sizes.quorumLoss": c.Sizes.QuorumLoss, "sizes.nodeLoss": c.Sizes.NodeLoss, "sizes.drain": c.Sizes.Drain, "sizes.operatorCrash": c.Sizes.OperatorCrash,
+		"sizes.replace": c.Sizes.Replace, "sizes.kill": c.Sizes.Kill, "sizes.partition": c.Sizes.Partition, "sizes.quorumLoss": c.Sizes.QuorumLoss, "sizes.nodeLoss": c.Sizes.NodeLoss, "sizes.drain": c.Sizes.Drain, "sizes.operatorCrash": c.Sizes.OperatorCrash,
 		"sizes.operatorUpgrade": c.Sizes.OperatorUpgrade, "sizes.backupRestore": c.Sizes.BackupRestore,
 		"operatorCrash.killsPerStep": c.OperatorCrash.KillsPerStep, "sizes.upgrade": c.Sizes.Upgrade,
 		"traffic.clients": c.Traffic.Clients, "traffic.keys": c.Traffic.Keys, "traffic.ratePerSecond": c.Traffic.RatePerSecond,

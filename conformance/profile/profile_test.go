@@ -245,6 +245,7 @@ func TestClaimsNameEachFaultCheck(t *testing.T) {
 	also := map[string]string{"recreate-over-claims": "quorum-loss", "bad-restore": "backup-restore", "backup-restore": "bad-restore", "drain": "drain-during-rollout", "drain-during-rollout": "drain"}
 	claims := map[string]Capabilities{
 		"kill":                 {Kill: true},
+		"partition":            {Partition: true},
 		"quorum-loss":          {QuorumLoss: QuorumLossLossy},
 		"recreate-over-claims": {QuorumLoss: QuorumLossDurable},
 		"node-loss":            {NodeLoss: true},

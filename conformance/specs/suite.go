@@ -88,6 +88,13 @@ func Register(cfg *profile.Config, get func() *Suite, floor bool) {
 			})
 		}, SpecTimeout(cfg.SpecTimeout("kill")))
 
+		It("keeps a member cut off the network for a while, and serves meanwhile", Label(profile.LabelsOf("partition")...), func(ctx SpecContext) {
+			PartitionSpec(ctx, func() PartitionSpecInput {
+				s := get()
+				return PartitionSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
+			})
+		}, SpecTimeout(cfg.SpecTimeout("partition")))
+
 		It("serves again after a majority of its members is lost at once", Label(profile.LabelsOf("quorum-loss")...), func(ctx SpecContext) {
 			QuorumLossSpec(ctx, func() QuorumLossSpecInput {
 				s := get()

@@ -69,6 +69,7 @@ func (r *Reconciler) gather(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*o
 			PolicyHash:  desired.PodPolicyHash(c),
 
 			NotRunningDeadline: r.notRunningDeadline(),
+			UnansweringIsDead:  r.Options.ReplaceUnanswering,
 
 			RecoverFromSurvivor: desired.RecoversFromSurvivor(c),
 			SeedImage:           r.SeedImage,

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/etcdproof/etcdproof/operator/internal/conditions"
 )
@@ -13,11 +14,21 @@ func Dead(o Observed) []Member {
 	var dead []Member
 	for _, m := range o.Members {
 		p, ok := o.pod(m.Name)
-		if !ok || p.Failed || (!m.Healthy && o.overDeadline(p)) {
+		if !ok || p.Failed || (!m.Healthy && (o.overDeadline(p) || o.unansweringDead(p))) {
 			dead = append(dead, m)
 		}
 	}
 	return dead
+}
+
+// unansweringGrace keeps the unsafe UnansweringIsDead off members that are
+// still starting: a bootstrap would never finish otherwise.
+const unansweringGrace = 30 * time.Second
+
+// unansweringDead: under UnansweringIsDead, a running pod past its start
+// whose member does not answer.
+func (o Observed) unansweringDead(p Pod) bool {
+	return o.UnansweringIsDead && !p.Terminating && o.Now.Sub(p.Created) > unansweringGrace
 }
 
 // liveMembers are the members counted against spec.size.

@@ -253,6 +253,19 @@ func TestNext(t *testing.T) {
 				o.Members[0].Healthy = false
 			}),
 			Options{RestartBeforeRejoin: true}, Action{Kind: Wait}},
+		{"a member that does not answer while its pod runs is waited for, not replaced",
+			with(healthy, func(o *Observed) { o.Members[1].Healthy = false; o.Pods[1].Ready = false }),
+			Options{}, Action{Kind: Wait}},
+		{"unsafe: a member that does not answer while its pod runs is replaced at once",
+			with(healthy, func(o *Observed) { o.Members[1].Healthy = false; o.Pods[1].Ready = false; o.UnansweringIsDead = true }),
+			Options{ReplaceUnanswering: true}, Action{Kind: RemoveDeadMember, Member: "b", MemberID: 2}},
+		{"unsafe: a member still starting is not taken for dead",
+			with(healthy, func(o *Observed) {
+				o.Members[1].Healthy = false
+				o.Pods[1].Ready, o.Pods[1].Created = false, now.Add(-5*time.Second)
+				o.UnansweringIsDead = true
+			}),
+			Options{ReplaceUnanswering: true}, Action{Kind: Wait}},
 		{"unsafe: upgrade restarts every outdated member at once",
 			with(healthy, func(o *Observed) { o.Version = "3.6.5"; o.Members[1].Healthy = false }),
 			Options{UpgradeAllAtOnce: true}, Action{Kind: RestartAll, Names: []string{"a", "b", "c"}}},

@@ -80,6 +80,10 @@ type Observed struct {
 	// NotRunningDeadline is how long a member pod may not run (Pod.NotRunning)
 	// before its member counts as dead; 0 switches the rule off.
 	NotRunningDeadline time.Duration
+	// UnansweringIsDead (unsafe, the self-test's replace-unanswering mode):
+	// a member that does not answer is dead at once, however well its pod
+	// runs (see Options.ReplaceUnanswering).
+	UnansweringIsDead bool
 
 	Pods []Pod
 	// PVCs holds the names of existing member claims, PVCCreated when each
@@ -183,6 +187,10 @@ type Options struct {
 	// SkipDeadMemberRemoval replaces a dead member's pod (same name, empty
 	// data) but leaves the dead member in etcd's membership.
 	SkipDeadMemberRemoval bool
+	// ReplaceUnanswering takes a member that does not answer the operator,
+	// though its pod runs, for dead at once and replaces it: a member only
+	// cut off the network for a moment loses its place and its data.
+	ReplaceUnanswering bool
 	// UpgradeAllAtOnce restarts every outdated member at once with no health gate.
 	UpgradeAllAtOnce bool
 	// RestartBeforeRejoin rolls an upgrade one member at a time, but
