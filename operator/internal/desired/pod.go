@@ -100,6 +100,9 @@ func EtcdCommand(c *etcdv1beta2.EtcdCluster, m Member) []string {
 	if m.NewCluster && m.Token != "" {
 		cmd = append(cmd, "--initial-cluster-token="+m.Token)
 	}
+	// Not part of the pod policy hash: running members keep the command
+	// they were made with, and new members get these (see spaceFlags).
+	cmd = append(cmd, spaceFlags(c)...)
 	return append(cmd, tlsFlags(c)...)
 }
 
