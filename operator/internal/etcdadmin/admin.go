@@ -40,6 +40,11 @@ type Status struct {
 	// still serves reads, deletes and compaction, and is needed for the
 	// cluster to recover.
 	Alarms []string
+	// DBSize is the size of the member's backend file, DBSizeInUse the part
+	// of it that holds data (3.4+); the rest are free pages, which etcd
+	// reuses but gives back only when defragmented. etcd's quota counts the
+	// file. DBSizeQuota is the member's quota (3.6+; 0 before).
+	DBSize, DBSizeInUse, DBSizeQuota int64
 }
 
 // Healthy means the endpoint answered without errors and knows a leader.
@@ -56,6 +61,9 @@ type Admin interface {
 	Promote(ctx context.Context, id uint64) error
 	Remove(ctx context.Context, id uint64) error
 	MoveLeader(ctx context.Context, to uint64) error
+	Alarms(ctx context.Context) ([]Alarm, error)
+	Defragment(ctx context.Context, endpoint string) error
+	DisarmNoSpace(ctx context.Context) (int, error)
 	Locals(ctx context.Context) []Local
 	Close() error
 }
@@ -154,6 +162,10 @@ func (c *Client) status(ctx context.Context, endpoint string) Status {
 		Version:   resp.Version,
 		RaftIndex: resp.RaftIndex,
 		IsLearner: resp.IsLearner,
+
+		DBSize:      resp.DbSize,
+		DBSizeInUse: resp.DbSizeInUse,
+		DBSizeQuota: resp.DbSizeQuota,
 	}
 	// etcd's Status lists "etcdserver: no leader" and, for each active
 	// alarm, the AlarmMember in protobuf text ("memberID:… alarm:NOSPACE").

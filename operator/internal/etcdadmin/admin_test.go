@@ -289,11 +289,9 @@ func TestMoveLeader(t *testing.T) {
 	})
 }
 
-// TestAlarmIsNotMemberDeath fills a real member past its quota until etcd
-// raises NOSPACE: the member still counts as healthy (it answers, knows a
-// leader, serves reads and compaction) and the alarm is listed apart. Taken
-// for an error, it made every member of the cluster look dead.
-func TestAlarmIsNotMemberDeath(t *testing.T) {
+// startWithQuota starts one member whose backend quota is quota bytes.
+func startWithQuota(t *testing.T, quota int64) *member {
+	t.Helper()
 	m := newMember(t, "full")
 	cfg := embed.NewConfig()
 	cfg.Name = m.name
@@ -304,7 +302,7 @@ func TestAlarmIsNotMemberDeath(t *testing.T) {
 	cfg.AdvertiseClientUrls = cfg.ListenClientUrls
 	cfg.InitialCluster = initialCluster(m)
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-	cfg.QuotaBackendBytes = 2 << 20
+	cfg.QuotaBackendBytes = quota
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -312,24 +310,43 @@ func TestAlarmIsNotMemberDeath(t *testing.T) {
 	m.etcd = e
 	t.Cleanup(m.stop)
 	<-e.Server.ReadyNotify()
-	c := ctx(t)
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{m.clientURL}, DialTimeout: 5 * time.Second})
+	return m
+}
+
+// fill writes 100 KiB values under prefix until etcd refuses with NOSPACE.
+func fill(t *testing.T, c context.Context, cli *clientv3.Client, prefix string) {
+	t.Helper()
+	value := strings.Repeat("x", 100<<10)
+	for i := 0; i < 1000; i++ {
+		_, err := cli.Put(c, fmt.Sprintf("%s/%03d", prefix, i), value)
+		if err != nil && strings.Contains(err.Error(), "database space exceeded") {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Fatal("etcd never raised NOSPACE")
+}
+
+func clientOf(t *testing.T, m *member) *clientv3.Client {
+	t.Helper()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{m.clientURL}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cli.Close() })
-	value := strings.Repeat("x", 100<<10)
-	full := false
-	for i := 0; i < 200 && !full; i++ {
-		_, err := cli.Put(c, fmt.Sprintf("fill/%03d", i), value)
-		full = err != nil && strings.Contains(err.Error(), "database space exceeded")
-		if err != nil && !full {
-			t.Fatal(err)
-		}
-	}
-	if !full {
-		t.Fatal("etcd never raised NOSPACE")
-	}
+	return cli
+}
+
+// TestAlarmIsNotMemberDeath fills a real member past its quota until etcd
+// raises NOSPACE: the member still counts as healthy (it answers, knows a
+// leader, serves reads and compaction) and the alarm is listed apart. Taken
+// for an error, it made every member of the cluster look dead.
+func TestAlarmIsNotMemberDeath(t *testing.T) {
+	m := startWithQuota(t, 2<<20)
+	c := ctx(t)
+	fill(t, c, clientOf(t, m), "fill")
 	statuses := dial(t, m).Statuses(c)
 	if len(statuses) != 1 {
 		t.Fatalf("statuses %+v", statuses)
@@ -340,5 +357,60 @@ func TestAlarmIsNotMemberDeath(t *testing.T) {
 	}
 	if len(s.Alarms) != 1 || !strings.Contains(s.Alarms[0], "NOSPACE") {
 		t.Errorf("alarms %q, want the NOSPACE alarm", s.Alarms)
+	}
+}
+
+// TestSpaceIsReclaimed takes a real member through what the operator does
+// once NOSPACE is raised: the status tells the file from the data in use,
+// compaction frees pages but leaves the file as large (etcd's quota counts
+// the file), a defragmentation gives the free pages back, and disarming
+// NOSPACE lets writes in again.
+func TestSpaceIsReclaimed(t *testing.T) {
+	const quota = 4 << 20
+	m := startWithQuota(t, quota)
+	c := ctx(t)
+	cli := clientOf(t, m)
+	fill(t, c, cli, "fill")
+	a := dial(t, m)
+
+	alarms, err := a.Alarms(c)
+	if err != nil || len(alarms) != 1 || alarms[0].Type != etcdadmin.AlarmNoSpace || alarms[0].MemberID == 0 {
+		t.Fatalf("alarms %+v (%v), want one NOSPACE alarm of the member", alarms, err)
+	}
+	full := a.Statuses(c)[0]
+	if full.DBSize < quota*9/10 || full.DBSizeInUse == 0 || full.DBSizeQuota != quota {
+		t.Fatalf("a full member: file %d, in use %d, quota %d", full.DBSize, full.DBSizeInUse, full.DBSizeQuota)
+	}
+
+	del, err := cli.Delete(c, "fill/", clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Compact(c, del.Header.Revision, clientv3.WithCompactPhysical()); err != nil {
+		t.Fatal(err)
+	}
+	compacted := a.Statuses(c)[0]
+	if compacted.DBSizeInUse > quota/4 || compacted.DBSize < quota*9/10 {
+		t.Fatalf("after compaction: file %d, in use %d: want a full file mostly free", compacted.DBSize, compacted.DBSizeInUse)
+	}
+	if err := a.Defragment(c, compacted.Endpoint); err != nil {
+		t.Fatal(err)
+	}
+	defragmented := a.Statuses(c)[0]
+	if defragmented.DBSize > quota/4 {
+		t.Fatalf("after defragmentation: file %d, in use %d", defragmented.DBSize, defragmented.DBSizeInUse)
+	}
+	if _, err := cli.Put(c, "after", "x"); err == nil {
+		t.Fatal("a write went through while NOSPACE was armed")
+	}
+	disarmed, err := a.DisarmNoSpace(c)
+	if err != nil || disarmed != 1 {
+		t.Fatalf("disarmed %d alarms: %v", disarmed, err)
+	}
+	if _, err := cli.Put(c, "after", "x"); err != nil {
+		t.Fatalf("a write after NOSPACE was disarmed: %v", err)
+	}
+	if alarms, err := a.Alarms(c); err != nil || len(alarms) != 0 {
+		t.Fatalf("alarms after disarming: %+v (%v)", alarms, err)
 	}
 }
