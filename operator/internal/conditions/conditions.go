@@ -16,6 +16,10 @@ const (
 	// Authorized is False while a write the operator needs is refused (its
 	// grant lacks a verb); set once a write has been refused.
 	Authorized = "Authorized"
+	// SpaceAvailable is False while etcd's NOSPACE alarm is active (the
+	// cluster refuses writes), saying what the operator does about it or
+	// why it cannot; set once the alarm was seen, True once it is gone.
+	SpaceAvailable = "SpaceAvailable"
 )
 
 // Condition reasons (CamelCase, as the API requires).
@@ -73,6 +77,21 @@ const (
 	// (its backup does not restore, say) and no member was touched: the
 	// EtcdRestore is marked failed, the cluster goes on as it was.
 	ReasonRestoreRefused = "RestoreRefused"
+	// ReasonNoSpace: a NOSPACE alarm is active and the operator reclaims
+	// space (defragments members, then disarms it), or waits to.
+	ReasonNoSpace = "NoSpace"
+	// ReasonDataFillsQuota: under NOSPACE, a member's data in use (live
+	// keys and history not compacted yet) is over the disarm line: the
+	// alarm stays, or writes would fill the quota again at once.
+	ReasonDataFillsQuota = "DataFillsQuota"
+	// ReasonDefragmentationHeld: under NOSPACE, a member must be
+	// defragmented, which stops it serving for a while, and the cluster has
+	// no voter to spare.
+	ReasonDefragmentationHeld = "DefragmentationHeld"
+	// ReasonWithinQuota: no NOSPACE alarm is active.
+	ReasonWithinQuota = "WithinQuota"
+	// ReasonDefragmenting: a member's free pages are being given back.
+	ReasonDefragmenting = "Defragmenting"
 )
 
 // Event reasons. The first four are the ones coreos etcd-operator emitted, kept
@@ -108,4 +127,13 @@ const (
 	// be stored (the operator's grant lacks the status subresource, say):
 	// without it `kubectl describe` would show no status and no reason.
 	EventStatusNotWritten = "Status Not Written"
+	// EventMemberDefragmented names a member whose free pages were given
+	// back, with its file size before.
+	EventMemberDefragmented = "Member Defragmented"
+	// EventAlarmDisarmed: NOSPACE was disarmed once every member's file
+	// was back under the disarm line.
+	EventAlarmDisarmed = "Alarm Disarmed"
+	// EventNoSpace (Warning): the SpaceAvailable condition turned False, or
+	// its reason changed: writes are refused, and why it lasts.
+	EventNoSpace = "No Space"
 )

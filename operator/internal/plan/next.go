@@ -19,6 +19,10 @@ const (
 	// could not be read: no event tells when it appears (Secrets are not
 	// watched, see Observed.NoClientTLS).
 	PollClientTLS = 5 * time.Second
+	// PollNoSpace is how soon to look again while NOSPACE is active: the
+	// cluster refuses writes, and what ends it (a compaction, deletes)
+	// produces no Kubernetes event.
+	PollNoSpace = 10 * time.Second
 	// OrphanGrace protects a just-created pod from being taken for an orphan
 	// by a member list that lags behind the member add.
 	OrphanGrace = 15 * time.Second
@@ -53,6 +57,9 @@ func wait(reason, msg string, after time.Duration) Action {
 // recreated on its claim gets its version from recreating.
 func Next(o Observed, opts Options) Action {
 	a := recreating(o, next(o, opts))
+	if o.NoSpace && (a.RequeueAfter == 0 || a.RequeueAfter > PollNoSpace) && !o.Paused {
+		a.RequeueAfter = PollNoSpace
+	}
 	if a.RequeueAfter > 0 && o.MembershipKnown {
 		if left, ok := untilDeadline(o); ok && left < a.RequeueAfter {
 			a.RequeueAfter = left
@@ -90,7 +97,7 @@ func next(o Observed, opts Options) Action {
 		return withoutMembership(o, opts, version)
 	}
 	for _, step := range []func(Observed, Options, string) (Action, bool){
-		orphanPods, orphanClaims, deadMembers, learners, healthGate, scale, upgrade,
+		orphanPods, orphanClaims, deadMembers, learners, healthGate, reclaimSpace, scale, upgrade, defragment,
 	} {
 		if a, ok := step(o, opts, version); ok {
 			return a

@@ -58,6 +58,11 @@ type Member struct {
 	// answered a status: among followers, the highest is roughly the most
 	// caught up with the leader.
 	RaftIndex uint64
+	// DBSize is the member's backend file, DBSizeInUse the part of it that
+	// holds data (the rest are free pages), both 0 when it did not answer.
+	// Quota is its backend quota (etcd's status from 3.6, else its pod's
+	// command or environment); 0 when it cannot be told.
+	DBSize, DBSizeInUse, Quota int64
 }
 
 // Observed is everything a decision is made from.
@@ -109,6 +114,10 @@ type Observed struct {
 	// client certificate (the operatorSecret cannot be read, say); "" when
 	// it can, or members need none. Nothing is changed while it is set.
 	NoClientTLS string
+
+	// NoSpace is true while etcd's NOSPACE alarm is active: the cluster
+	// refuses writes (see reclaimSpace).
+	NoSpace bool
 
 	// MembershipKnown is false when no member answered.
 	MembershipKnown bool
@@ -291,6 +300,11 @@ const (
 	// after deleting the earlier EtcdRestore when there is one. The restore
 	// steps then carry it out.
 	RestoreLatestBackup Kind = "RestoreLatestBackup"
+	// Defragment: give member MemberID's free pages back (it serves nothing
+	// meanwhile).
+	Defragment Kind = "Defragment"
+	// DisarmNoSpace: disarm every NOSPACE alarm, so writes are taken again.
+	DisarmNoSpace Kind = "DisarmNoSpace"
 )
 
 // Action is the decision of one pass.
