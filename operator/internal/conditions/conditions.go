@@ -130,6 +130,9 @@ const (
 	// EventMemberDefragmented names a member whose free pages were given
 	// back, with its file size before.
 	EventMemberDefragmented = "Member Defragmented"
+	// EventHistoryCompacted: under NOSPACE, etcd's history was compacted to
+	// the latest revision (watchers further behind list again).
+	EventHistoryCompacted = "History Compacted"
 	// EventAlarmDisarmed: NOSPACE was disarmed once every member's file
 	// was back under the disarm line.
 	EventAlarmDisarmed = "Alarm Disarmed"

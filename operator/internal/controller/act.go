@@ -69,6 +69,12 @@ func (r *Reconciler) act(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *o
 		return r.seedFromBackup(ctx, c, obs, a)
 	case plan.RestoreLatestBackup:
 		return r.restoreLatestBackup(ctx, c, obs, a)
+	case plan.Defragment:
+		return r.actDefragment(ctx, c, obs, a)
+	case plan.CompactHistory:
+		return r.actCompactHistory(ctx, c, obs, a)
+	case plan.DisarmNoSpace:
+		return r.actDisarmNoSpace(callCtx, c, obs, a)
 	case plan.Fail:
 		r.actFail(c, a)
 	}

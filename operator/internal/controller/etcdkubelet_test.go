@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,7 +35,9 @@ import (
 // etcdKubelet plays the kubelet for every member pod of one namespace with
 // real etcd: each pod the operator creates runs an embedded etcd member
 // configured from the pod's own command line (name, initial cluster and
-// state, token, advertised URLs), listening on its own loopback "pod IP" and
+// state, token, advertised URLs, quota and auto-compaction) and its ETCD_*
+// environment variables (for flags the command line does not set, as etcd
+// reads them), listening on its own loopback "pod IP" and
 // reachable under its member host name (memberDNS). Its data lives in the
 // pod's volume: a claim keeps it across pods, an emptyDir dies with the pod.
 // A member that stops by itself (removed from membership, say) is restarted
@@ -197,6 +200,15 @@ func (k *etcdKubelet) memberConfig(ctx context.Context, pod *corev1.Pod) (*embed
 			}
 		}
 	}
+	// As etcd does: a variable ETCD_X sets --x unless the command line does.
+	for _, e := range etcd.Env {
+		if name, ok := strings.CutPrefix(e.Name, "ETCD_"); ok && e.ValueFrom == nil {
+			flag := strings.ReplaceAll(strings.ToLower(name), "_", "-")
+			if _, set := flags[flag]; !set {
+				flags[flag] = e.Value
+			}
+		}
+	}
 	dir, err := k.dataDir(ctx, pod)
 	if err != nil {
 		return nil, err
@@ -235,6 +247,17 @@ func (k *etcdKubelet) memberConfig(ctx context.Context, pod *corev1.Pod) (*embed
 			return nil, fmt.Errorf("--%s=%q: %v", flag, flags[flag], err)
 		}
 		*urls = []url.URL{*u}
+	}
+	if quota := flags["quota-backend-bytes"]; quota != "" {
+		if cfg.QuotaBackendBytes, err = strconv.ParseInt(quota, 10, 64); err != nil {
+			return nil, fmt.Errorf("--quota-backend-bytes=%q: %v", quota, err)
+		}
+	}
+	if mode := flags["auto-compaction-mode"]; mode != "" {
+		cfg.AutoCompactionMode = mode
+	}
+	if retention := flags["auto-compaction-retention"]; retention != "" {
+		cfg.AutoCompactionRetention = retention
 	}
 	cfg.ListenMetricsUrls = nil
 	// Errors only: etcd logs a fatal error before it ends the test process.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,6 +41,9 @@ type observation struct {
 	// alarms are the cluster's active etcd alarms (NOSPACE, CORRUPT), as
 	// its members list them; reported in the Available condition.
 	alarms []string
+	// endpoints are the client URLs of the members that answered, by ID
+	// (a defragmentation goes to one member).
+	endpoints map[uint64]string
 }
 
 func (o *observation) close() {
@@ -179,8 +183,9 @@ func (r *Reconciler) readMembership(ctx context.Context, obs *observation, endpo
 		return
 	}
 	healthy := map[uint64]bool{}
-	raftIndex := map[uint64]uint64{}
+	statuses := map[uint64]etcdadmin.Status{}
 	leaders := map[uint64]int{}
+	obs.endpoints = map[uint64]string{}
 	for _, s := range admin.Statuses(callCtx) {
 		for _, a := range s.Alarms {
 			if !slices.Contains(obs.alarms, a) {
@@ -189,9 +194,18 @@ func (r *Reconciler) readMembership(ctx context.Context, obs *observation, endpo
 		}
 		if s.Healthy() {
 			healthy[s.MemberID] = true
-			raftIndex[s.MemberID] = s.RaftIndex
+			statuses[s.MemberID] = s
+			obs.endpoints[s.MemberID] = s.Endpoint
 			leaders[s.LeaderID]++
+			obs.Revision = max(obs.Revision, s.Revision)
 		}
+	}
+	if len(obs.alarms) > 0 {
+		obs.NoSpace = noSpace(callCtx, admin, obs.alarms)
+	}
+	if obs.NoSpace {
+		// Unknown counts as compacted: the sizes are judged as they are.
+		obs.HistoryKept, _ = admin.HistoryKept(callCtx, obs.Revision)
 	}
 	obs.admin = admin
 	obs.members = members
@@ -202,15 +216,40 @@ func (r *Reconciler) readMembership(ctx context.Context, obs *observation, endpo
 		}
 	}
 	for _, m := range members {
+		s := statuses[m.ID]
 		obs.Members = append(obs.Members, plan.Member{
-			ID:        m.ID,
-			Name:      memberName(m),
-			IsLearner: m.IsLearner,
-			Started:   m.Name != "",
-			Healthy:   healthy[m.ID],
-			RaftIndex: raftIndex[m.ID],
+			ID:          m.ID,
+			Name:        memberName(m),
+			IsLearner:   m.IsLearner,
+			Started:     m.Name != "",
+			Healthy:     healthy[m.ID],
+			RaftIndex:   s.RaftIndex,
+			DBSize:      s.DBSize,
+			DBSizeInUse: s.DBSizeInUse,
+			Quota:       quota(s, obs.pods[memberName(m)]),
 		})
 	}
+}
+
+// noSpace: a NOSPACE alarm is active. The alarm list says it by type; the
+// status text is the fallback when that call fails.
+func noSpace(ctx context.Context, admin etcdadmin.Admin, listed []string) bool {
+	if alarms, err := admin.Alarms(ctx); err == nil {
+		return slices.ContainsFunc(alarms, func(a etcdadmin.Alarm) bool { return a.Type == etcdadmin.AlarmNoSpace })
+	}
+	return slices.ContainsFunc(listed, func(a string) bool { return strings.Contains(a, etcdadmin.AlarmNoSpace) })
+}
+
+// quota is the member's backend quota: as etcd reports it (3.6+), else as
+// its pod was started with; 0 when neither tells.
+func quota(s etcdadmin.Status, pod *corev1.Pod) int64 {
+	switch {
+	case s.DBSizeQuota > 0:
+		return s.DBSizeQuota
+	case pod != nil:
+		return desired.QuotaOf(pod)
+	}
+	return 0
 }
 
 func (r *Reconciler) notRunningDeadline() time.Duration {

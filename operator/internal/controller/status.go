@@ -69,6 +69,11 @@ func computeStatus(c *etcdv1beta2.EtcdCluster, obs *observation, a plan.Action, 
 	if v, ok := authorization(st.Conditions, refused); ok {
 		set(conditions.Authorized, v)
 	}
+	// Set once NOSPACE was seen, kept up to date after: a cluster that
+	// never filled its quota gets no SpaceAvailable condition.
+	if v, ok := plan.SpaceCondition(obs.Observed); ok && (!v.Status || meta.FindStatusCondition(st.Conditions, conditions.SpaceAvailable) != nil) {
+		set(conditions.SpaceAvailable, verdict{v.Status, v.Reason, v.Message})
+	}
 	return st
 }
 
@@ -250,14 +255,21 @@ var refusalEvents = map[string]string{
 }
 
 // recordRefusal emits the refusal Event once, when the Upgrading condition
-// first turns into a refusal (or a held upgrade), and the client TLS Event
-// once, when Available first says the operator cannot reach the members.
+// first turns into a refusal (or a held upgrade), the client TLS Event
+// once, when Available first says the operator cannot reach the members,
+// and the No Space Event each time SpaceAvailable turns False for a reason.
 func (r *Reconciler) recordRefusal(c *etcdv1beta2.EtcdCluster, st *etcdv1beta2.EtcdClusterStatus) {
 	if now, ok := turned(c, st, conditions.Upgrading); ok && refusalEvents[now.Reason] != "" {
 		r.event(c, corev1.EventTypeWarning, refusalEvents[now.Reason], "Upgrade", "%s", now.Message)
 	}
 	if now, ok := turned(c, st, conditions.Available); ok && now.Reason == conditions.ReasonClientTLSUnavailable {
 		r.event(c, corev1.EventTypeWarning, conditions.EventClientTLSUnavailable, "Connect", "%s", now.Message)
+	}
+	// On a new reason only: the message carries sizes, which change every pass.
+	now := meta.FindStatusCondition(st.Conditions, conditions.SpaceAvailable)
+	before := meta.FindStatusCondition(c.Status.Conditions, conditions.SpaceAvailable)
+	if now != nil && now.Status == metav1.ConditionFalse && (before == nil || before.Reason != now.Reason || before.Status != now.Status) {
+		r.event(c, corev1.EventTypeWarning, conditions.EventNoSpace, "Reclaim", "%s", now.Message)
 	}
 }
 

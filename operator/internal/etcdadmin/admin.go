@@ -45,6 +45,8 @@ type Status struct {
 	// reuses but gives back only when defragmented. etcd's quota counts the
 	// file. DBSizeQuota is the member's quota (3.6+; 0 before).
 	DBSize, DBSizeInUse, DBSizeQuota int64
+	// Revision is the key-value store's revision as the member has it.
+	Revision int64
 }
 
 // Healthy means the endpoint answered without errors and knows a leader.
@@ -63,6 +65,8 @@ type Admin interface {
 	MoveLeader(ctx context.Context, to uint64) error
 	Alarms(ctx context.Context) ([]Alarm, error)
 	Defragment(ctx context.Context, endpoint string) error
+	HistoryKept(ctx context.Context, revision int64) (bool, error)
+	CompactHistory(ctx context.Context, revision int64) error
 	DisarmNoSpace(ctx context.Context) (int, error)
 	Locals(ctx context.Context) []Local
 	Close() error
@@ -166,6 +170,9 @@ func (c *Client) status(ctx context.Context, endpoint string) Status {
 		DBSize:      resp.DbSize,
 		DBSizeInUse: resp.DbSizeInUse,
 		DBSizeQuota: resp.DbSizeQuota,
+	}
+	if resp.Header != nil {
+		s.Revision = resp.Header.Revision
 	}
 	// etcd's Status lists "etcdserver: no leader" and, for each active
 	// alarm, the AlarmMember in protobuf text ("memberID:… alarm:NOSPACE").

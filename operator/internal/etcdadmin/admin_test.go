@@ -386,8 +386,21 @@ func TestSpaceIsReclaimed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cli.Compact(c, del.Header.Revision, clientv3.WithCompactPhysical()); err != nil {
+	revision := a.Statuses(c)[0].Revision
+	if revision != del.Header.Revision {
+		t.Fatalf("status revision %d, want the delete's %d", revision, del.Header.Revision)
+	}
+	if kept, err := a.HistoryKept(c, revision); err != nil || !kept {
+		t.Fatalf("history kept before compacting: %v (%v)", kept, err)
+	}
+	if err := a.CompactHistory(c, revision); err != nil {
 		t.Fatal(err)
+	}
+	if kept, err := a.HistoryKept(c, revision); err != nil || kept {
+		t.Fatalf("history kept after compacting: %v (%v)", kept, err)
+	}
+	if err := a.CompactHistory(c, revision); err != nil {
+		t.Fatalf("compacting the same revision again: %v", err)
 	}
 	compacted := a.Statuses(c)[0]
 	if compacted.DBSizeInUse > quota/4 || compacted.DBSize < quota*9/10 {

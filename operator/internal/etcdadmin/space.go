@@ -2,9 +2,12 @@ package etcdadmin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // Alarm is one active etcd alarm: which member raised it, and its type.
@@ -64,4 +67,35 @@ func (c *Client) DisarmNoSpace(ctx context.Context) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// HistoryKept reports whether etcd still keeps revisions older than
+// revision: a read one revision before it is refused once a compaction
+// reached it. The read counts one key that never exists, so it costs next
+// to nothing.
+func (c *Client) HistoryKept(ctx context.Context, revision int64) (bool, error) {
+	if revision <= 1 {
+		return false, nil
+	}
+	_, err := c.c.Get(ctx, "\x00", clientv3.WithRev(revision-1), clientv3.WithCountOnly())
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, rpctypes.ErrCompacted):
+		return false, nil
+	}
+	return false, fmt.Errorf("reading at revision %d: %w", revision-1, err)
+}
+
+// CompactHistory compacts the key-value store to revision and waits until
+// every member has deleted what it freed. Physical matters beyond the wait:
+// etcd then commits its backend, and only a later commit hands the freed
+// pages back to the file's free list. Under NOSPACE nothing else commits, so
+// after a compaction without it the members would go on reporting the
+// freed pages as in use. A revision already compacted is no error.
+func (c *Client) CompactHistory(ctx context.Context, revision int64) error {
+	if _, err := c.c.Compact(ctx, revision, clientv3.WithCompactPhysical()); err != nil && !errors.Is(err, rpctypes.ErrCompacted) {
+		return fmt.Errorf("compacting to revision %d: %w", revision, err)
+	}
+	return nil
 }

@@ -13,10 +13,19 @@ import (
 // etcd reuses, and only a defragmentation gives them back. etcd's quota
 // counts the file, so once NOSPACE is raised, deleting and compacting are
 // not enough to take writes again: the members must be defragmented, and
-// then the alarm disarmed. The operator compacts nothing itself: etcd's
-// auto-compaction does (desired.DefaultAutoCompactionRetention), and a
-// compaction to the latest revision would take away the history watchers
-// may still need.
+// then the alarm disarmed.
+//
+// History is compacted by etcd's auto-compaction
+// (desired.DefaultAutoCompactionRetention), except under NOSPACE: then the
+// operator compacts to the latest revision first, as etcd's own recovery
+// procedure does. Not only to free what the last minutes of history hold:
+// the pages a compaction frees show as free only after etcd's next backend
+// commit, and under NOSPACE nothing commits, so the sizes would go on
+// saying the data fills the quota. A physical compaction commits. Watchers
+// lose little: no revision is written under NOSPACE but deletes, and a
+// watcher that saw the latest revision resumes as before; one further
+// behind gets "compacted" and lists again. It is done once per revision:
+// a revision already compacted is not compacted again.
 
 // DisarmPercent: NOSPACE is disarmed once every member's file is at most
 // this share of its quota, so writes resume with at least a fifth of the
@@ -175,6 +184,11 @@ func reclaimSpace(o Observed, _ Options, _ string) (Action, bool) {
 	if !o.NoSpace {
 		return Action{}, false
 	}
+	if o.HistoryKept {
+		return Action{Kind: CompactHistory, Revision: o.Revision, Reason: conditions.ReasonNoSpace,
+			Message:      fmt.Sprintf("compacting etcd's history to revision %d, so that the sizes show what it held", o.Revision),
+			RequeueAfter: AfterChange}, true
+	}
 	j := judgeSpace(o)
 	if j.next != nil {
 		return defragmentAction(o, *j.next, conditions.ReasonNoSpace), true
@@ -232,12 +246,15 @@ func SpaceCondition(o Observed) (v SpaceVerdict, ok bool) {
 	}
 	prefix := "NOSPACE: the cluster refuses writes; "
 	switch {
+	case o.HistoryKept:
+		return SpaceVerdict{false, conditions.ReasonNoSpace, prefix + fmt.Sprintf(
+			"compacting etcd's history to revision %d, then defragmenting the members one at a time and disarming the alarm", o.Revision)}, true
 	case j.fills != nil:
 		m := *j.fills
 		return SpaceVerdict{false, conditions.ReasonDataFillsQuota, prefix + fmt.Sprintf(
-			"member %s holds %s of data in use (live keys and history not compacted yet), over %d%% of its %s quota: "+
-				"the alarm stays, or writes would fill the quota again at once. Delete keys (etcd's auto-compaction then frees "+
-				"their history), or raise the quota (ETCD_QUOTA_BACKEND_BYTES in spec.pod.etcdEnv, for members made after)",
+			"member %s holds %s of live data, over %d%% of its %s quota: the alarm stays, or writes would fill the quota "+
+				"again at once. Delete keys (the operator then compacts and defragments), or raise the quota "+
+				"(ETCD_QUOTA_BACKEND_BYTES in spec.pod.etcdEnv, for members made after)",
 			m.Name, mebibytes(m.DBSizeInUse), DisarmPercent, mebibytes(m.Quota))}, true
 	case j.unsized != nil:
 		return SpaceVerdict{false, conditions.ReasonNoSpace, prefix + fmt.Sprintf(

@@ -35,6 +35,15 @@ func TestSpace(t *testing.T) {
 				o.Members[2].DBSizeInUse = 5 * mib
 			}),
 			Action{Kind: Defragment, Member: "c"}, conditions.ReasonNoSpace},
+		{"NOSPACE with history kept: compacted first, whatever the sizes say",
+			with(three, func(o *Observed) {
+				o.NoSpace, o.HistoryKept, o.Revision = true, true, 42
+				withSizes(o, 100, full, full, full)
+			}),
+			Action{Kind: CompactHistory}, conditions.ReasonNoSpace},
+		{"history kept without NOSPACE: auto-compaction's business",
+			with(three, func(o *Observed) { o.HistoryKept, o.Revision = true, 42; withSizes(o, 100, small, small, small) }),
+			Action{Kind: Nothing}, ""},
 		{"NOSPACE: the leader last",
 			with(three, func(o *Observed) { o.NoSpace = true; withSizes(o, 100, compacted, small, small) }),
 			Action{Kind: Defragment, Member: "a"}, conditions.ReasonNoSpace},
@@ -93,6 +102,9 @@ func TestSpace(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := Next(tt.in, Options{})
+			if got.Kind == CompactHistory && got.Revision != tt.in.Revision {
+				t.Errorf("compacting to revision %d, want %d", got.Revision, tt.in.Revision)
+			}
 			if got.Kind != tt.want.Kind || (tt.want.Member != "" && got.Member != tt.want.Member) {
 				t.Errorf("got %s %s (%s), want %s %s", got.Kind, got.Member, got.Message, tt.want.Kind, tt.want.Member)
 			}

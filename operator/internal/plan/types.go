@@ -118,6 +118,10 @@ type Observed struct {
 	// NoSpace is true while etcd's NOSPACE alarm is active: the cluster
 	// refuses writes (see reclaimSpace).
 	NoSpace bool
+	// Revision is the key-value store's latest revision; HistoryKept, read
+	// only under NOSPACE, is true while etcd keeps revisions older than it.
+	Revision    int64
+	HistoryKept bool
 
 	// MembershipKnown is false when no member answered.
 	MembershipKnown bool
@@ -303,6 +307,8 @@ const (
 	// Defragment: give member MemberID's free pages back (it serves nothing
 	// meanwhile).
 	Defragment Kind = "Defragment"
+	// CompactHistory: compact etcd's history to Revision, physically.
+	CompactHistory Kind = "CompactHistory"
 	// DisarmNoSpace: disarm every NOSPACE alarm, so writes are taken again.
 	DisarmNoSpace Kind = "DisarmNoSpace"
 )
@@ -327,6 +333,8 @@ type Action struct {
 	ImageNotPulled string
 	// RaftIndex, on SeedFromSurvivor, is the survivor's raft index.
 	RaftIndex uint64
+	// Revision, on CompactHistory, is the revision to compact to.
+	Revision int64
 	// Reason is a condition reason; Message says the same for people.
 	Reason       string
 	Message      string
