@@ -94,6 +94,21 @@ func (r *Reconciler) event(c *etcdv1beta2.EtcdCluster, eventType, reason, action
 	}
 }
 
+// memberEvent is event with the member's pod as the related object. The
+// events.k8s.io recorder folds Events of one reason and action about one
+// object into a series that keeps the first note, so one Event per member
+// needs the member named as related.
+func (r *Reconciler) memberEvent(c *etcdv1beta2.EtcdCluster, pod *corev1.Pod, eventType, reason, action, note string, args ...any) {
+	if r.Recorder == nil {
+		return
+	}
+	if pod == nil {
+		r.Recorder.Eventf(c, nil, eventType, reason, action, note, args...)
+		return
+	}
+	r.Recorder.Eventf(c, pod, eventType, reason, action, note, args...)
+}
+
 func (r *Reconciler) count(c *etcdv1beta2.EtcdCluster, change string) {
 	metrics.MembershipChanges.WithLabelValues(c.Namespace, c.Name, change).Inc()
 }

@@ -30,7 +30,7 @@ func (r *Reconciler) actDefragment(ctx context.Context, c *etcdv1beta2.EtcdClust
 	if err := obs.admin.Defragment(callCtx, endpoint); err != nil {
 		return err
 	}
-	r.event(c, corev1.EventTypeNormal, conditions.EventMemberDefragmented, "Defragment", "%s", a.Message)
+	r.memberEvent(c, obs.pods[a.Member], corev1.EventTypeNormal, conditions.EventMemberDefragmented, "Defragment", "%s", a.Message)
 	return nil
 }
 

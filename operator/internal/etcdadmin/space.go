@@ -87,15 +87,33 @@ func (c *Client) HistoryKept(ctx context.Context, revision int64) (bool, error) 
 	return false, fmt.Errorf("reading at revision %d: %w", revision-1, err)
 }
 
-// CompactHistory compacts the key-value store to revision and waits until
-// every member has deleted what it freed. Physical matters beyond the wait:
-// etcd then commits its backend, and only a later commit hands the freed
-// pages back to the file's free list. Under NOSPACE nothing else commits, so
-// after a compaction without it the members would go on reporting the
-// freed pages as in use. A revision already compacted is no error.
+// CompactHistory compacts the key-value store to revision, physically,
+// through every member's own endpoint in turn. Physical matters beyond
+// waiting for the deletes: the member that serves it then commits its
+// backend (etcd does so even for a revision already compacted), and only
+// a commit after the compaction hands the freed pages back to the file's
+// free list. Under NOSPACE nothing else commits, so without it a member
+// would go on reporting the freed pages as in use. A revision already
+// compacted is no error; every endpoint is tried, the first error returned.
 func (c *Client) CompactHistory(ctx context.Context, revision int64) error {
-	if _, err := c.c.Compact(ctx, revision, clientv3.WithCompactPhysical()); err != nil && !errors.Is(err, rpctypes.ErrCompacted) {
-		return fmt.Errorf("compacting to revision %d: %w", revision, err)
+	var first error
+	for _, ep := range c.endpoints {
+		err := c.compactVia(ctx, ep, revision)
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func (c *Client) compactVia(ctx context.Context, endpoint string, revision int64) error {
+	one, err := newClient([]string{endpoint}, c.tls, c.dialTimeout)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = one.Close() }()
+	if _, err := one.Compact(ctx, revision, clientv3.WithCompactPhysical()); err != nil && !errors.Is(err, rpctypes.ErrCompacted) {
+		return fmt.Errorf("compacting to revision %d through %s: %w", revision, endpoint, err)
 	}
 	return nil
 }
