@@ -88,19 +88,23 @@ func (c *Client) HistoryKept(ctx context.Context, revision int64) (bool, error) 
 }
 
 // CompactHistory compacts the key-value store to revision, physically,
-// through every member's own endpoint in turn. Physical matters beyond
-// waiting for the deletes: the member that serves it then commits its
-// backend (etcd does so even for a revision already compacted), and only
-// a commit after the compaction hands the freed pages back to the file's
-// free list. Under NOSPACE nothing else commits, so without it a member
-// would go on reporting the freed pages as in use. A revision already
-// compacted is no error; every endpoint is tried, the first error returned.
+// through every member's own endpoint in turn, twice each. Physical matters
+// beyond waiting for the deletes: the member that serves it then commits
+// its backend (etcd does so even for a revision already compacted). bbolt
+// hands the pages a commit freed back to the free list only at a later
+// write transaction that no older reader overlaps, and etcd's status
+// reports them as in use until then. Under NOSPACE nothing else commits,
+// so without these commits a member would go on reporting the freed pages
+// as in use; one commit was not always enough on a busy member (a reader
+// still open), hence the second. A revision already compacted is no
+// error; every endpoint is tried, the first error returned.
 func (c *Client) CompactHistory(ctx context.Context, revision int64) error {
 	var first error
 	for _, ep := range c.endpoints {
-		err := c.compactVia(ctx, ep, revision)
-		if err != nil && first == nil {
-			first = err
+		for range 2 {
+			if err := c.compactVia(ctx, ep, revision); err != nil && first == nil {
+				first = err
+			}
 		}
 	}
 	return first
