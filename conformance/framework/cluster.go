@@ -73,13 +73,16 @@ type ClusterSpec struct {
 	// Durable asks the profile's template for members whose data survives
 	// their pods (profile.TemplateData.Durable).
 	Durable bool
+	// QuotaBackendBytes asks the profile's template for this backend quota
+	// (profile.TemplateData.QuotaBackendBytes); 0 leaves etcd's default.
+	QuotaBackendBytes int64
 }
 
 // CreateCluster renders the profile's extra objects and CR and creates them;
 // with cluster.tls, the cluster's TLS Secrets come first.
 func (e *Env) CreateCluster(ctx context.Context, spec ClusterSpec) (*EtcdCluster, error) {
 	namespace, name := spec.Namespace, spec.Name
-	data := profile.TemplateData{Name: name, Namespace: namespace, Size: spec.Size, Version: spec.Version, Durable: spec.Durable,
+	data := profile.TemplateData{Name: name, Namespace: namespace, Size: spec.Size, Version: spec.Version, Durable: spec.Durable, QuotaBackendBytes: spec.QuotaBackendBytes,
 		Repository: e.Profile.Etcd.Repository, ServedAPI: e.Served}
 	c := &EtcdCluster{env: e, Name: name, Namespace: namespace, data: data}
 	if e.Profile.Cluster.TLS != nil {

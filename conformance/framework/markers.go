@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // WriteMarker writes a key through a member pod so later steps can check
@@ -16,28 +18,19 @@ func (c *EtcdCluster) WriteMarker(ctx context.Context, key, value string) error 
 // WriteMarkers writes each key through one ready member pod; each write is
 // acknowledged when it returns.
 func (c *EtcdCluster) WriteMarkers(ctx context.Context, data map[string]string) error {
-	pods, err := c.MemberPods(ctx)
-	if err != nil {
-		return err
-	}
-	for _, p := range pods {
-		if !podReady(p) {
-			continue
-		}
-		cli, closeClient, err := c.memberClient(p.Name)
-		if err != nil {
-			continue
-		}
-		defer closeClient()
+	err := c.withReadyMember(ctx, func(cli *clientv3.Client, pod string) error {
 		for _, k := range slices.Sorted(maps.Keys(data)) {
 			pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-			_, err = cli.Put(pctx, k, data[k])
+			_, err := cli.Put(pctx, k, data[k])
 			cancel()
 			if err != nil {
-				return fmt.Errorf("write %s through %s: %w", k, p.Name, err)
+				return fmt.Errorf("write %s through %s: %w", k, pod, err)
 			}
 		}
 		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("writing %d keys: %w", len(data), err)
 	}
-	return fmt.Errorf("no ready member pod to write %d keys through", len(data))
+	return nil
 }

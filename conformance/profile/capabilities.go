@@ -17,6 +17,11 @@ type Capabilities struct {
 	// operator's deadlines) keeps its place, the others serve meanwhile,
 	// and it catches up once healed.
 	Partition bool `json:"partition"`
+	// Space: a cluster filled to its backend quota (NOSPACE raised) still
+	// has a lost member replaced, with no quorum lost; SpaceRecovers also
+	// claims the operator compacts, defragments and disarms on its own
+	// once the application deleted data.
+	Space SpaceClaim `json:"space,omitempty"`
 	// QuorumLoss: the cluster serves again after a majority of its member
 	// pods is deleted at once. QuorumLossDurable claims that every
 	// acknowledged write survives (clusters created with .Durable, e.g. on
@@ -43,6 +48,15 @@ type Capabilities struct {
 	// it through coreos v0.9.4's EtcdBackup and EtcdRestore (S3 storage).
 	BackupRestore BackupRestoreClaim `json:"backupRestore,omitempty"`
 }
+
+// SpaceClaim is what a profile claims about a full backend.
+type SpaceClaim string
+
+// The space claims; "" claims nothing.
+const (
+	SpaceSurvives SpaceClaim = "survives"
+	SpaceRecovers SpaceClaim = "recovers"
+)
 
 // BackupRestoreClaim is how a profile backs up and restores.
 type BackupRestoreClaim string
@@ -85,6 +99,8 @@ func (c Capabilities) capabilityOf(check string) (name string, claimed bool) {
 		return "kill", c.Kill
 	case "partition":
 		return "partition", c.Partition
+	case "space":
+		return "space", c.Space != ""
 	case "quorum-loss":
 		return "quorumLoss", c.QuorumLoss != ""
 	case "recreate-over-claims":
@@ -106,13 +122,13 @@ func (c Capabilities) capabilityOf(check string) (name string, claimed bool) {
 
 // CheckLabels are the Ginkgo labels of the checks, in run order (rbac and
 // cleanup last: they judge what the others made the operator do).
-var CheckLabels = []string{"create", "scale", "replace", "kill", "partition", "quorum-loss", "recreate-over-claims", "node-loss", "drain", "drain-during-rollout", "operator-crash", "operator-upgrade", "backup-restore", "bad-restore", "upgrade", "rbac", "cleanup"}
+var CheckLabels = []string{"create", "scale", "replace", "kill", "partition", "quorum-loss", "recreate-over-claims", "node-loss", "drain", "drain-during-rollout", "operator-crash", "operator-upgrade", "backup-restore", "bad-restore", "space", "upgrade", "rbac", "cleanup"}
 
 // BookChecks are the six checks of the book, required unless --require says
 // otherwise; FaultChecks are required when the profile claims them.
 var (
 	BookChecks  = []string{"create", "scale", "replace", "upgrade", "rbac", "cleanup"}
-	FaultChecks = []string{"kill", "partition", "quorum-loss", "recreate-over-claims", "node-loss", "drain", "drain-during-rollout", "operator-crash", "operator-upgrade", "backup-restore", "bad-restore"}
+	FaultChecks = []string{"kill", "partition", "quorum-loss", "recreate-over-claims", "node-loss", "drain", "drain-during-rollout", "operator-crash", "operator-upgrade", "backup-restore", "bad-restore", "space"}
 )
 
 // CheckGroups are labels that select a group of checks in a label filter

@@ -29,11 +29,20 @@ type Config struct {
 	Traffic  TrafficConfig     `json:"traffic"`
 	// OperatorCrash is when the operator-crash check kills the operator.
 	OperatorCrash OperatorCrash `json:"operatorCrash"`
+	// Space is how the space check fills a cluster.
+	Space Space `json:"space"`
 	// LinearizabilityTimeout bounds porcupine; running out is a failure.
 	LinearizabilityTimeout string `json:"linearizabilityTimeout"`
 	// ObjectStoreImage runs the S3-compatible store the backup-restore
 	// check starts in its namespace (scripts/lib/versions.sh SEAWEEDFS_IMAGE).
 	ObjectStoreImage string `json:"objectStoreImage"`
+}
+
+// Space is the space check's backend quota and the size of the values it
+// fills it with.
+type Space struct {
+	QuotaBytes int64 `json:"quotaBytes"`
+	ValueBytes int   `json:"valueBytes"`
 }
 
 // Sizes are cluster sizes per check.
@@ -44,6 +53,7 @@ type Sizes struct {
 	Replace   int `json:"replace"`
 	Kill      int `json:"kill"`
 	Partition int `json:"partition"`
+	Space     int `json:"space"`
 	// QuorumLoss is the size of the cluster the quorum-loss check deletes
 	// a majority of (size/2+1 member pods).
 	QuorumLoss int `json:"quorumLoss"`
@@ -135,6 +145,9 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("  %s: %w", field, err))
 		}
 	}
+	if c.Space.QuotaBytes < 1<<20 || c.Space.ValueBytes < 1 || int64(c.Space.ValueBytes) > c.Space.QuotaBytes/4 {
+		errs = append(errs, fmt.Errorf("  space: quotaBytes must be at least 1 MiB and valueBytes between 1 and a quarter of it, got %d and %d", c.Space.QuotaBytes, c.Space.ValueBytes))
+	}
 	if c.ObjectStoreImage == "" {
 		errs = append(errs, errors.New("  objectStoreImage: required (the backup-restore check's S3 store)"))
 	}
@@ -144,7 +157,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Traffic.validate()...)
 	for field, v := range map[string]int{
 		"sizes.create": c.Sizes.Create, "sizes.scaleFrom": c.Sizes.ScaleFrom, "sizes.scaleTo": c.Sizes.ScaleTo,
-		"sizes.replace": c.Sizes.Replace, "sizes.kill": c.Sizes.Kill, "sizes.partition": c.Sizes.Partition, "sizes.quorumLoss": c.Sizes.QuorumLoss, "sizes.nodeLoss": c.Sizes.NodeLoss, "sizes.drain": c.Sizes.Drain, "sizes.operatorCrash": c.Sizes.OperatorCrash,
+		"sizes.replace": c.Sizes.Replace, "sizes.kill": c.Sizes.Kill, "sizes.partition": c.Sizes.Partition, "sizes.space": c.Sizes.Space, "sizes.quorumLoss": c.Sizes.QuorumLoss, "sizes.nodeLoss": c.Sizes.NodeLoss, "sizes.drain": c.Sizes.Drain, "sizes.operatorCrash": c.Sizes.OperatorCrash,
 		"sizes.operatorUpgrade": c.Sizes.OperatorUpgrade, "sizes.backupRestore": c.Sizes.BackupRestore,
 		"operatorCrash.killsPerStep": c.OperatorCrash.KillsPerStep, "sizes.upgrade": c.Sizes.Upgrade,
 		"traffic.clients": c.Traffic.Clients, "traffic.keys": c.Traffic.Keys, "traffic.ratePerSecond": c.Traffic.RatePerSecond,

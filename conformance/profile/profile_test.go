@@ -246,6 +246,7 @@ func TestClaimsNameEachFaultCheck(t *testing.T) {
 	claims := map[string]Capabilities{
 		"kill":                 {Kill: true},
 		"partition":            {Partition: true},
+		"space":                {Space: SpaceSurvives},
 		"quorum-loss":          {QuorumLoss: QuorumLossLossy},
 		"recreate-over-claims": {QuorumLoss: QuorumLossDurable},
 		"node-loss":            {NodeLoss: true},

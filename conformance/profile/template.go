@@ -16,6 +16,10 @@ type TemplateData struct {
 	// deletion (e.g. on claims); the quorum-loss check of a profile that
 	// claims durability sets it.
 	Durable bool
+	// QuotaBackendBytes, when not 0, asks for members whose backend quota
+	// is this many bytes (etcd's --quota-backend-bytes): the space check
+	// fills it. A template that ignores it leaves that check INCOMPLETE.
+	QuotaBackendBytes int64
 	// ServedAPI answers {{ if .Served "group/version" }}; nil means served.
 	ServedAPI func(groupVersion string) bool
 }
@@ -25,6 +29,18 @@ type TemplateData struct {
 // that renders to nothing is not created).
 func (d TemplateData) Served(groupVersion string) bool {
 	return d.ServedAPI == nil || d.ServedAPI(groupVersion)
+}
+
+// SetsQuota reports whether a template renders differently when asked for
+// a backend quota: whether the profile has a way to set one.
+func SetsQuota(tpl string, data TemplateData) bool {
+	without, err := Render(tpl, data)
+	if err != nil {
+		return false
+	}
+	data.QuotaBackendBytes = 16 << 20
+	with, err := Render(tpl, data)
+	return err == nil && with != without
 }
 
 // Render expands a template; unknown fields are errors.

@@ -109,6 +109,12 @@ func (p *Profile) validateSettings() []error {
 		errs = append(errs, fmt.Errorf("  capabilities.quorumLoss: %q is not one of %q (every acknowledged write survives) or %q (serves again; surviving writes are counted)",
 			p.Capabilities.QuorumLoss, QuorumLossDurable, QuorumLossLossy))
 	}
+	switch p.Capabilities.Space {
+	case "", SpaceSurvives, SpaceRecovers:
+	default:
+		errs = append(errs, fmt.Errorf("  capabilities.space: %q is not one of %q (a lost member is replaced while NOSPACE is raised) or %q (and writes come back once data is deleted: compaction, defragmentation, disarm)",
+			p.Capabilities.Space, SpaceSurvives, SpaceRecovers))
+	}
 	switch p.Capabilities.BackupRestore {
 	case "", BackupRestoreCoreosAPI:
 	default:

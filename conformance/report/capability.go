@@ -44,7 +44,7 @@ var CapabilityLevels = []struct {
 	{Name: "Deep Insights", Untested: "no check observes the operator's metrics and alerts yet"},
 	// Abnormalities handled with no person: crashes, lost nodes, partitions,
 	// a full disk.
-	{Name: "Auto Pilot", Checks: []string{"kill", "partition", "node-loss"}, Untested: "the space check does not exist yet"},
+	{Name: "Auto Pilot", Checks: []string{"kill", "partition", "node-loss", "space"}},
 }
 
 // LevelNamed returns the level (1-5) of a capability level's name, 0 for

@@ -41,6 +41,8 @@ type newClusterInput struct {
 	Version    string
 	// Durable asks for members whose data survives their pods.
 	Durable bool
+	// QuotaBackendBytes asks for members with this backend quota.
+	QuotaBackendBytes int64
 	// BeforeCR runs once the cluster's namespace exists, before anything
 	// is created in it.
 	BeforeCR func(clusterNS string)
@@ -65,7 +67,7 @@ func newCluster(ctx context.Context, in newClusterInput) *framework.EtcdCluster 
 	if in.BeforeCR != nil {
 		in.BeforeCR(clusterNS)
 	}
-	c, err := e.CreateCluster(ctx, framework.ClusterSpec{Namespace: clusterNS, Name: name, Size: in.Size, Version: in.Version, Durable: in.Durable})
+	c, err := e.CreateCluster(ctx, framework.ClusterSpec{Namespace: clusterNS, Name: name, Size: in.Size, Version: in.Version, Durable: in.Durable, QuotaBackendBytes: in.QuotaBackendBytes})
 	Expect(err).NotTo(HaveOccurred())
 	c.SpecNamespace = ns
 	c.RecordMembershipChanges(record)

@@ -95,6 +95,13 @@ func Register(cfg *profile.Config, get func() *Suite, floor bool) {
 			})
 		}, SpecTimeout(cfg.SpecTimeout("partition")))
 
+		It("replaces a lost member while its backend is full, and recovers when the claim says so", Label(profile.LabelsOf("space")...), func(ctx SpecContext) {
+			SpaceSpec(ctx, func() SpaceSpecInput {
+				s := get()
+				return SpaceSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
+			})
+		}, SpecTimeout(cfg.SpecTimeout("space")))
+
 		It("serves again after a majority of its members is lost at once", Label(profile.LabelsOf("quorum-loss")...), func(ctx SpecContext) {
 			QuorumLossSpec(ctx, func() QuorumLossSpecInput {
 				s := get()

@@ -80,6 +80,8 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): replace a dead member's pod but leave the dead member in etcd's membership.")
 	fs.BoolVar(&o.unsafe.UpgradeAllAtOnce, "unsafe-upgrade-all-at-once", false,
 		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): restart every member at once on upgrade, with no health gate.")
+	fs.BoolVar(&o.unsafe.LeaveNoSpace, "unsafe-leave-nospace", false,
+		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): never compact, defragment or disarm under NOSPACE; the cluster refuses writes until someone steps in.")
 	fs.BoolVar(&o.unsafe.ReplaceUnanswering, "unsafe-replace-unanswering", false,
 		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): take a member that does not answer, though its pod runs, for dead at once and replace it (a member only cut off the network for a moment loses its place).")
 	fs.BoolVar(&o.unsafe.RestartBeforeRejoin, "unsafe-restart-before-rejoin", false,
@@ -269,7 +271,7 @@ func run(ctx context.Context, restCfg *rest.Config, gates *kubecompat.Gates, o o
 	}
 	if o.unsafe != (plan.Options{}) || o.unsafeMembers != (desired.Unsafe{}) {
 		log.Info("UNSAFE test-only behaviour is on; never run this in production",
-			"skipDeadMemberRemoval", o.unsafe.SkipDeadMemberRemoval, "upgradeAllAtOnce", o.unsafe.UpgradeAllAtOnce, "restartBeforeRejoin", o.unsafe.RestartBeforeRejoin, "replaceUnanswering", o.unsafe.ReplaceUnanswering,
+			"skipDeadMemberRemoval", o.unsafe.SkipDeadMemberRemoval, "upgradeAllAtOnce", o.unsafe.UpgradeAllAtOnce, "restartBeforeRejoin", o.unsafe.RestartBeforeRejoin, "replaceUnanswering", o.unsafe.ReplaceUnanswering, "leaveNoSpace", o.unsafe.LeaveNoSpace,
 			"rebootstrapAfterQuorumLoss", o.unsafe.RebootstrapAfterQuorumLoss, "restoreWithoutData", o.unsafe.RestoreWithoutData,
 			"bootstrapBesideClaims", o.unsafe.BootstrapBesideClaims, "restoreUnchecked", o.unsafe.RestoreUnchecked,
 			"omitCurrentVersion", o.unsafe.OmitCurrentVersion, "budgetFromSize", o.unsafe.BudgetFromSize,

@@ -23,7 +23,7 @@ func Dead(o Observed) []Member {
 
 // unansweringGrace keeps the unsafe UnansweringIsDead off members that are
 // still starting: a bootstrap would never finish otherwise.
-const unansweringGrace = 30 * time.Second
+const unansweringGrace = 10 * time.Second
 
 // unansweringDead: under UnansweringIsDead, a running pod past its start
 // whose member does not answer.

@@ -180,8 +180,8 @@ func (j spaceJudgement) disarmable(o Observed) bool {
 // scaling and upgrades: the cluster refuses writes meanwhile. When it can
 // do nothing (data fills the quota, no voter to spare) it lets the other
 // steps go on; SpaceCondition says why.
-func reclaimSpace(o Observed, _ Options, _ string) (Action, bool) {
-	if !o.NoSpace {
+func reclaimSpace(o Observed, opts Options, _ string) (Action, bool) {
+	if !o.NoSpace || opts.LeaveNoSpace {
 		return Action{}, false
 	}
 	if o.HistoryKept {

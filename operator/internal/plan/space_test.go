@@ -133,3 +133,18 @@ func TestSpaceConditionOnceReclaimed(t *testing.T) {
 		t.Errorf("condition %+v (set %v)", c, ok)
 	}
 }
+
+// The self-test's known-bad mode leaves NOSPACE alone, as this operator
+// did before: the space check's recovers claim must catch it.
+func TestLeaveNoSpaceIsUnsafe(t *testing.T) {
+	o := with(cluster("3.6.5", "a", "b", "c"), func(o *Observed) {
+		o.NoSpace = true
+		withSizes(o, 100, [2]int64{20, 10}, [2]int64{20, 10}, [2]int64{20, 10})
+	})
+	if got := Next(o, Options{}); got.Kind != DisarmNoSpace {
+		t.Errorf("reference: %s (%s), want the alarm disarmed", got.Kind, got.Message)
+	}
+	if got := Next(o, Options{LeaveNoSpace: true}); got.Kind == DisarmNoSpace || got.Kind == Defragment || got.Kind == CompactHistory {
+		t.Errorf("unsafe mode: %s, want NOSPACE left alone", got.Kind)
+	}
+}

@@ -200,6 +200,10 @@ type Options struct {
 	// SkipDeadMemberRemoval replaces a dead member's pod (same name, empty
 	// data) but leaves the dead member in etcd's membership.
 	SkipDeadMemberRemoval bool
+	// LeaveNoSpace never compacts, defragments or disarms under NOSPACE
+	// (what this operator did before): the cluster refuses writes until a
+	// person steps in, however much data was deleted.
+	LeaveNoSpace bool
 	// ReplaceUnanswering takes a member that does not answer the operator,
 	// though its pod runs, for dead at once and replaces it: a member only
 	// cut off the network for a moment loses its place and its data.
