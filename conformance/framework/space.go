@@ -10,7 +10,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-
 // withReadyMember runs fn with a client of the first ready member pod that
 // can be reached.
 func (c *EtcdCluster) withReadyMember(ctx context.Context, fn func(cli *clientv3.Client, pod string) error) error {
