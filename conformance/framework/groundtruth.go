@@ -172,8 +172,10 @@ func (c *EtcdCluster) askStatus(ctx context.Context, pod string, timeout time.Du
 				return err
 			}
 			a.truth.MemberID, a.truth.Version, a.truth.Leader, a.truth.Revision = st.Header.MemberId, st.Version, st.Leader, st.Header.Revision
-			if len(st.Errors) > 0 {
-				return fmt.Errorf("%s", strings.Join(st.Errors, "; "))
+			var errs []string
+			errs, a.truth.Alarms = splitAlarms(st.Errors)
+			if len(errs) > 0 {
+				return fmt.Errorf("%s", strings.Join(errs, "; "))
 			}
 			return nil
 		})
@@ -239,4 +241,20 @@ func checkData(ctx context.Context, answering []*memberAnswer, data map[string]s
 		}
 	}
 	return problems
+}
+
+// splitAlarms tells the cluster's active alarms from a member's errors in
+// its status answer: etcd lists every alarm there ("memberID:... alarm:
+// NOSPACE"), and an alarm says the cluster refuses writes, not that the
+// member is unhealthy (the space check fills a cluster until NOSPACE and
+// must still see it whole).
+func splitAlarms(statusErrors []string) (errs, alarms []string) {
+	for _, e := range statusErrors {
+		if strings.HasPrefix(e, "memberID:") && strings.Contains(e, "alarm:") {
+			alarms = append(alarms, e)
+			continue
+		}
+		errs = append(errs, e)
+	}
+	return errs, alarms
 }

@@ -60,3 +60,13 @@ func TestJudge(t *testing.T) {
 		})
 	}
 }
+
+// A member's status lists the cluster's alarms among its errors; a full
+// backend is no unhealthy member (the space check failed waiting for a
+// whole cluster under NOSPACE before this).
+func TestStatusAlarmsAreNoMemberErrors(t *testing.T) {
+	errs, alarms := splitAlarms([]string{"memberID:13931000787856792015 alarm:NOSPACE ", "memberID:4004802868319336962 alarm:NOSPACE ", "raft: not started"})
+	if len(errs) != 1 || errs[0] != "raft: not started" || len(alarms) != 2 {
+		t.Errorf("errors %q, alarms %q", errs, alarms)
+	}
+}

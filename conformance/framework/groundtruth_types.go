@@ -24,7 +24,9 @@ type PodTruth struct {
 	Leader   uint64 `json:"leader"`
 	Hash     uint32 `json:"hash"`
 	Revision int64  `json:"revision"`
-	Error    string `json:"error,omitempty"`
+	// Alarms are the cluster's active alarms as the member listed them.
+	Alarms []string `json:"alarms,omitempty"`
+	Error  string   `json:"error,omitempty"`
 }
 
 // Member is one entry of the member list.
