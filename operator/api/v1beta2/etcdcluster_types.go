@@ -11,6 +11,9 @@ const DefaultRepository = "quay.io/coreos/etcd"
 // The rule on spec.TLS itself only sees changes of a TLS that was and stays
 // set; adding or removing it is refused here.
 // +kubebuilder:validation:XValidation:rule="has(self.TLS) == has(oldSelf.TLS)",message="spec.TLS cannot be added to or removed from an existing cluster (members keep the URLs and certificates they started with); create a new cluster to change it"
+// Likewise the rule on the claim spec itself only sees changes of a claim
+// spec that was and stays set; removing it (or spec.pod) is refused here.
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.pod) || !has(oldSelf.pod.persistentVolumeClaimSpec) || (has(self.pod) && has(self.pod.persistentVolumeClaimSpec))",message="spec.pod.persistentVolumeClaimSpec cannot be removed once set: the members' data is on their PersistentVolumeClaims, and without it a member whose pod is lost would start empty; create a new cluster to run on emptyDir"
 
 // EtcdClusterSpec is the desired state of an etcd cluster.
 type EtcdClusterSpec struct {
@@ -86,6 +89,10 @@ type PodPolicy struct {
 	SecurityContext *corev1.PodSecurityContext `json:"securityContext,omitempty"`
 	// PersistentVolumeClaimSpec, when set, gives every member a PVC for its data
 	// so a restarted member keeps its data; without it members use emptyDir.
+	// Once set it can neither change nor go: the running members' data is on
+	// claims made from it. It can be added only before the cluster first runs
+	// (see EtcdCluster).
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.pod.persistentVolumeClaimSpec cannot be changed once set: the running members keep the claims they were made with, and new members must get the same; create a new cluster to change it"
 	// +optional
 	PersistentVolumeClaimSpec *corev1.PersistentVolumeClaimSpec `json:"persistentVolumeClaimSpec,omitempty"`
 	// BusyboxImage is accepted for compatibility with coreos etcd-operator and ignored.
@@ -182,6 +189,14 @@ type EtcdClusterStatus struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(oldSelf.spec) || !has(self.spec.version) || !has(oldSelf.spec.version) || self.spec.version == oldSelf.spec.version || !self.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || (has(oldSelf.status) && has(oldSelf.status.currentVersion) && oldSelf.status.currentVersion.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$')) || !oldSelf.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || int(self.spec.version.split('.')[0]) > int(oldSelf.spec.version.split('.')[0]) || (int(self.spec.version.split('.')[0]) == int(oldSelf.spec.version.split('.')[0]) && (int(self.spec.version.split('.')[1]) > int(oldSelf.spec.version.split('.')[1]) || (int(self.spec.version.split('.')[1]) == int(oldSelf.spec.version.split('.')[1]) && int(self.spec.version.split('.')[2].split('-')[0]) >= int(oldSelf.spec.version.split('.')[2].split('-')[0]))))",message="downgrade refused: spec.version may not be lower than the previous version (etcd does not support downgrades)"
 // +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(oldSelf.spec) || !has(self.spec.version) || !has(oldSelf.spec.version) || self.spec.version == oldSelf.spec.version || !self.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || !(has(oldSelf.status) && has(oldSelf.status.currentVersion) && oldSelf.status.currentVersion.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$')) || int(self.spec.version.split('.')[0]) < int(oldSelf.status.currentVersion.split('.')[0]) || (int(self.spec.version.split('.')[0]) == int(oldSelf.status.currentVersion.split('.')[0]) && int(self.spec.version.split('.')[1]) <= int(oldSelf.status.currentVersion.split('.')[1]) + 1)",message="version skew refused: upgrade one minor release at a time from status.currentVersion, the version the members run (for example 3.4 -> 3.5 -> 3.6)"
 // +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(oldSelf.spec) || !has(self.spec.version) || !has(oldSelf.spec.version) || self.spec.version == oldSelf.spec.version || !self.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || (has(oldSelf.status) && has(oldSelf.status.currentVersion) && oldSelf.status.currentVersion.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$')) || !oldSelf.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || int(self.spec.version.split('.')[0]) < int(oldSelf.spec.version.split('.')[0]) || (int(self.spec.version.split('.')[0]) == int(oldSelf.spec.version.split('.')[0]) && int(self.spec.version.split('.')[1]) <= int(oldSelf.spec.version.split('.')[1]) + 1)",message="version skew refused: upgrade one minor release at a time (for example 3.4 -> 3.5 -> 3.6)"
+//
+// spec.pod.persistentVolumeClaimSpec may be added only to a cluster that has
+// not run yet (its phase is neither Running nor Failed): the members of one
+// that ran keep their data on emptyDir, and the next restart in place (an
+// upgrade, a policy roll) would bring such a member back on a new, empty
+// claim. Adding it before the first run is what a cluster waiting beside an
+// earlier cluster's claims (ClaimsWithoutClaimSpec) asks for.
+// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(self.spec.pod) || !has(self.spec.pod.persistentVolumeClaimSpec) || (has(oldSelf.spec) && has(oldSelf.spec.pod) && has(oldSelf.spec.pod.persistentVolumeClaimSpec)) || !has(oldSelf.status) || !has(oldSelf.status.phase) || !(oldSelf.status.phase in ['Running', 'Failed'])",message="spec.pod.persistentVolumeClaimSpec cannot be added to a cluster that has run on emptyDir: a member restarted onto a new, empty claim would lose its data; create a new cluster with claims (or restore a backup into one)"
 // +kubebuilder:subresource:scale:specpath=.spec.size,statuspath=.status.size
 
 // EtcdCluster is an etcd cluster managed by the operator.

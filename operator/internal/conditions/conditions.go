@@ -70,8 +70,10 @@ const (
 	// backup are lost.
 	ReasonRestoringFromBackup = "RestoringFromBackup"
 	// ReasonClaimsWithoutClaimSpec: claims with the cluster's labels exist
-	// (its data, from an earlier EtcdCluster of that name) but the spec asks
-	// for no claims: no new cluster is bootstrapped beside them.
+	// (its data, from an earlier EtcdCluster of that name, or its own
+	// members' after the claim spec was removed where no CRD rule refuses
+	// that) but the spec asks for no claims: no new cluster is bootstrapped
+	// beside them, and no cluster of members on them is failed as lost.
 	ReasonClaimsWithoutClaimSpec = "ClaimsWithoutClaimSpec"
 	// ReasonRestoreRefused: the cluster's EtcdRestore cannot be carried out
 	// (its backup does not restore, say) and no member was touched: the

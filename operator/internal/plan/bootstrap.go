@@ -44,6 +44,11 @@ func withoutMembership(o Observed, opts Options, version string) Action {
 			}
 		}
 	}
+	if claimsWithoutClaimSpec(o) {
+		return wait(conditions.ReasonClaimsWithoutClaimSpec, fmt.Sprintf(
+			"every member pod is gone and spec.pod.persistentVolumeClaimSpec is not set, but the members' claims (%s) hold their data: nothing is started; set the claim spec back to restart the members on their claims",
+			strings.Join(slices.Sorted(maps.Keys(o.PVCs)), ", ")), PollSteady)
+	}
 	if MembersLost(o) {
 		return afterMembersLost(o)
 	}

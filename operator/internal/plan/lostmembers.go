@@ -10,11 +10,28 @@ import (
 
 // MembersLost reports that every member pod of a cluster that ran on
 // emptyDir is gone (or going), and its data with it. Members on claims are
-// not lost: they come back on their volumes.
+// not lost: they come back on their volumes. Neither are members whose
+// claims are there while the spec asks for none (see claimsWithoutClaimSpec).
 func MembersLost(o Observed) bool {
-	if o.UsesPVC || (o.Phase != etcdv1beta2.PhaseRunning && o.Phase != etcdv1beta2.PhaseFailed) {
-		return false
-	}
+	return !o.UsesPVC && len(o.PVCs) == 0 && ran(o) && everyPodGone(o)
+}
+
+// claimsWithoutClaimSpec reports that every member pod of a cluster that ran
+// is gone while the claims of its members, which hold their data, are there
+// but spec.pod.persistentVolumeClaimSpec is not: the claim spec was removed
+// where no CRD rule refuses that (Kubernetes before 1.25, the v1beta1 CRD,
+// coreos' own CRD). The cluster waits for it to be set back.
+func claimsWithoutClaimSpec(o Observed) bool {
+	return !o.UsesPVC && len(o.PVCs) > 0 && ran(o) && everyPodGone(o)
+}
+
+// ran reports whether the cluster has run (its phase says so).
+func ran(o Observed) bool {
+	return o.Phase == etcdv1beta2.PhaseRunning || o.Phase == etcdv1beta2.PhaseFailed
+}
+
+// everyPodGone reports whether every member pod is gone or going.
+func everyPodGone(o Observed) bool {
 	for _, p := range o.Pods {
 		if !p.Terminating {
 			return false

@@ -77,6 +77,15 @@ func TestAfterMembersLost(t *testing.T) {
 				o.PVCs = map[string]bool{"a": true, "b": true, "c": true}
 			}),
 			Action{Kind: RecreatePod, Member: "a"}, nil},
+		{"claim spec removed (no CRD rule refused it), the members' claims there: wait for it, never Failed",
+			allLost(func(o *Observed) {
+				o.RestoreFromBackup = nil
+				o.PVCs = map[string]bool{"a": true, "b": true, "c": true}
+			}),
+			Action{Kind: Wait, Reason: conditions.ReasonClaimsWithoutClaimSpec}, []string{"a, b, c", "set the claim spec back"}},
+		{"the same opted in to restoring: no restore over the claims",
+			allLost(func(o *Observed) { o.PVCs = map[string]bool{"a": true} }),
+			Action{Kind: Wait, Reason: conditions.ReasonClaimsWithoutClaimSpec}, nil},
 		{"a cluster that never ran bootstraps, backup or not",
 			allLost(func(o *Observed) { o.Phase = etcdv1beta2.PhaseCreating }),
 			Action{Kind: Bootstrap, Count: 3}, nil},
