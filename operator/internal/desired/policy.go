@@ -43,24 +43,32 @@ func Resources(user corev1.ResourceRequirements) corev1.ResourceRequirements {
 }
 
 // podPolicy is the part of spec.pod whose change is rolled out to running
-// members. Adding a field changes every hash, so every member of every
-// cluster would be rolled once after such an operator upgrade.
+// members: everything the member pod is made from but the claim spec (which
+// cannot change, see the CRD) and busyboxImage (ignored). Fields are
+// omitted when empty, so a field added here changes the hash only of
+// clusters that set it: after such an operator upgrade only their members
+// are rolled, once, one at a time.
 type podPolicy struct {
-	Resources    corev1.ResourceRequirements `json:"resources"`
-	NodeSelector map[string]string           `json:"nodeSelector,omitempty"`
-	AntiAffinity bool                        `json:"antiAffinity,omitempty"`
-	Affinity     *corev1.Affinity            `json:"affinity,omitempty"`
-	Tolerations  []corev1.Toleration         `json:"tolerations,omitempty"`
+	Resources       corev1.ResourceRequirements `json:"resources"`
+	NodeSelector    map[string]string           `json:"nodeSelector,omitempty"`
+	AntiAffinity    bool                        `json:"antiAffinity,omitempty"`
+	Affinity        *corev1.Affinity            `json:"affinity,omitempty"`
+	Tolerations     []corev1.Toleration         `json:"tolerations,omitempty"`
+	Labels          map[string]string           `json:"labels,omitempty"`
+	Annotations     map[string]string           `json:"annotations,omitempty"`
+	EtcdEnv         []corev1.EnvVar             `json:"etcdEnv,omitempty"`
+	SecurityContext *corev1.PodSecurityContext  `json:"securityContext,omitempty"`
 }
 
-// PodPolicyHash identifies the user's pod policy (resources, affinity,
-// tolerations, node selector) as written in the spec, not as defaulted here,
-// so a change of the operator's defaults rolls no member.
+// PodPolicyHash identifies the user's pod policy (see podPolicy) as written
+// in the spec, not as defaulted here, so a change of the operator's defaults
+// rolls no member.
 func PodPolicyHash(c *etcdv1beta2.EtcdCluster) string {
 	var p podPolicy
 	if pp := c.Spec.Pod; pp != nil {
 		p = podPolicy{Resources: pp.Resources, NodeSelector: pp.NodeSelector, AntiAffinity: pp.AntiAffinity,
-			Affinity: pp.Affinity, Tolerations: pp.Tolerations}
+			Affinity: pp.Affinity, Tolerations: pp.Tolerations, Labels: pp.Labels, Annotations: pp.Annotations,
+			EtcdEnv: pp.EtcdEnv, SecurityContext: pp.SecurityContext}
 	}
 	raw, err := json.Marshal(p) // map keys sorted: the same policy gives the same bytes
 	if err != nil {

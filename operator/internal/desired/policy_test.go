@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
 )
@@ -72,6 +73,12 @@ func TestPodPolicyHash(t *testing.T) {
 		"tolerations": func(p *etcdv1beta2.PodPolicy) {
 			p.Tolerations = []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists}}
 		},
+		"labels":      func(p *etcdv1beta2.PodPolicy) { p.Labels = map[string]string{"a": "b"} },
+		"annotations": func(p *etcdv1beta2.PodPolicy) { p.Annotations = map[string]string{"a": "b"} },
+		"etcdEnv":     func(p *etcdv1beta2.PodPolicy) { p.EtcdEnv = []corev1.EnvVar{{Name: "A"}} },
+		"securityContext": func(p *etcdv1beta2.PodPolicy) {
+			p.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](1000)}
+		},
 	} {
 		c := sample()
 		c.Spec.Pod = &etcdv1beta2.PodPolicy{}
@@ -83,11 +90,11 @@ func TestPodPolicyHash(t *testing.T) {
 	for name, edit := range map[string]func(*etcdv1beta2.EtcdCluster){
 		"version": func(c *etcdv1beta2.EtcdCluster) { c.Spec.Version = "3.6.5" },
 		"size":    func(c *etcdv1beta2.EtcdCluster) { c.Spec.Size = 5 },
-		"pod labels": func(c *etcdv1beta2.EtcdCluster) {
-			c.Spec.Pod = &etcdv1beta2.PodPolicy{Labels: map[string]string{"a": "b"}}
+		"claim spec": func(c *etcdv1beta2.EtcdCluster) {
+			c.Spec.Pod = &etcdv1beta2.PodPolicy{PersistentVolumeClaimSpec: &corev1.PersistentVolumeClaimSpec{}}
 		},
-		"environment": func(c *etcdv1beta2.EtcdCluster) {
-			c.Spec.Pod = &etcdv1beta2.PodPolicy{EtcdEnv: []corev1.EnvVar{{Name: "A"}}}
+		"busybox image (ignored)": func(c *etcdv1beta2.EtcdCluster) {
+			c.Spec.Pod = &etcdv1beta2.PodPolicy{BusyboxImage: "busybox:1.28"}
 		},
 	} {
 		c := sample()
@@ -99,6 +106,23 @@ func TestPodPolicyHash(t *testing.T) {
 	p := MemberPod(sample(), Member{Name: "example-a", Version: "3.5.21"}, Unsafe{})
 	if p.Annotations[AnnotationPodPolicy] != base {
 		t.Errorf("member pod annotations %v: want the policy hash %s", p.Annotations, base)
+	}
+}
+
+// TestPodPolicyHashKeepsOldHashes: the hash of a policy that sets none of
+// the fields added to it later is the one earlier operators wrote on member
+// pods, so upgrading the operator rolls only the members of clusters that
+// set such a field (values from the operator before labels, annotations,
+// etcdEnv and securityContext were hashed).
+func TestPodPolicyHashKeepsOldHashes(t *testing.T) {
+	c := sample()
+	if got, want := PodPolicyHash(c), "9acca9082e865d64"; got != want {
+		t.Errorf("no spec.pod: hash %s, earlier operators wrote %s", got, want)
+	}
+	c.Spec.Pod = &etcdv1beta2.PodPolicy{NodeSelector: map[string]string{"disk": "ssd"},
+		Tolerations: []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists}}}
+	if got, want := PodPolicyHash(c), "d8f7788269e82795"; got != want {
+		t.Errorf("node selector and tolerations: hash %s, earlier operators wrote %s", got, want)
 	}
 }
 

@@ -27,7 +27,7 @@ func newerMinor(v, target string) bool {
 }
 
 // outdated: the member's pod runs another image than version's, or was made
-// with another pod policy (resources, affinity, tolerations, node selector),
+// with another pod policy (desired.PodPolicyHash),
 // so it is rolled like an upgrade; unless it runs a newer minor release than
 // version (newerMinor). Pods that carry no policy hash are never rolled for
 // their policy alone.
