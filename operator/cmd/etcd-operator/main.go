@@ -41,6 +41,7 @@ type options struct {
 	unsafe                  plan.Options
 	unsafeMembers           desired.Unsafe
 	notRunningDeadline      time.Duration
+	workers                 int
 	createCRD               bool
 	podName                 string
 	seedImage               string
@@ -74,6 +75,8 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 		"Namespace of the leader-election Lease (default: $POD_NAMESPACE, else $MY_POD_NAMESPACE, else --namespace).")
 	fs.DurationVar(&o.notRunningDeadline, "member-not-running-deadline", plan.DefaultNotRunningDeadline,
 		"How long a member pod may stay pending unscheduled, in ImagePullBackOff, ErrImagePull, CrashLoopBackOff or another container error, or terminating on a NotReady node, before its member counts as dead and is replaced (timed from the pod's status, so an operator restart keeps the clock).")
+	fs.IntVar(&o.workers, "max-concurrent-reconciles", controller.DefaultMaxConcurrentReconciles,
+		"How many EtcdClusters (and, apart, EtcdBackups) are reconciled at once, so a cluster whose etcd is slow to answer does not hold up the others; one cluster is never reconciled twice at once.")
 	fs.StringVar(&o.seedImage, "seed-image", "",
 		"Image whose etcd-operator binary copies a survivor's data into the first member of a cluster recovered from it (annotation etcd.database.coreos.com/recover-quorum-from-survivor; default: the image of the operator's own pod, read at start).")
 	fs.BoolVar(&o.unsafe.SkipDeadMemberRemoval, "unsafe-skip-dead-member-removal", false,
@@ -125,6 +128,9 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 	}
 	o.podName = firstEnv("POD_NAME", envCoreosPodName)
 	o.servableCheck = defaultServableCheck
+	if o.workers < 1 {
+		return o, nil, errors.New("--max-concurrent-reconciles must be at least 1")
+	}
 	if o.notRunningDeadline <= 0 {
 		return o, nil, errors.New("--member-not-running-deadline must be positive")
 	}
@@ -283,8 +289,9 @@ func run(ctx context.Context, restCfg *rest.Config, gates *kubecompat.Gates, o o
 		Options: o.unsafe,
 		Unsafe:  o.unsafeMembers,
 
-		NotRunningDeadline: o.notRunningDeadline,
-		SeedImage:          seedImage(ctx, restCfg, o, log),
+		NotRunningDeadline:      o.notRunningDeadline,
+		MaxConcurrentReconciles: o.workers,
+		SeedImage:               seedImage(ctx, restCfg, o, log),
 
 		WithoutDisruptionBudget: g.noDisruptionBudget,
 		StatusWithObject:        g.statusWithObject,
@@ -308,7 +315,8 @@ func run(ctx context.Context, restCfg *rest.Config, gates *kubecompat.Gates, o o
 		return fmt.Errorf("setting up the controller: %w", err)
 	}
 	if g.noBackups == "" {
-		backups := &controller.BackupReconciler{Client: mgr.GetClient(), Image: r.SeedImage, StatusWithObject: g.backupStatusWithObject}
+		backups := &controller.BackupReconciler{Client: mgr.GetClient(), Image: r.SeedImage, StatusWithObject: g.backupStatusWithObject,
+			MaxConcurrentReconciles: o.workers}
 		if err := backups.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up the backup controller: %w", err)
 		}

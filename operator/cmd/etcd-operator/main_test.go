@@ -46,6 +46,17 @@ func TestParseFlags(t *testing.T) {
 					t.Errorf("unsafe member flags not parsed: %+v", o.unsafeMembers)
 				}
 			}},
+		{name: "several workers by default", args: []string{"--namespace=a"}, check: func(t *testing.T, o options) {
+			if o.workers < 2 {
+				t.Errorf("%d workers by default: one slow cluster would hold up every other", o.workers)
+			}
+		}},
+		{name: "workers", args: []string{"--namespace=a", "--max-concurrent-reconciles=8"}, check: func(t *testing.T, o options) {
+			if o.workers != 8 {
+				t.Errorf("%d workers, want 8", o.workers)
+			}
+		}},
+		{name: "no worker", args: []string{"--namespace=a", "--max-concurrent-reconciles=0"}, wantErr: "at least 1"},
 		{name: "unknown flag", args: []string{"--namespace=a", "--bogus"}, wantErr: "bogus"},
 	}
 	for _, tt := range tests {

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
@@ -34,7 +35,9 @@ type BackupReconciler struct {
 	// grant lacks etcdbackups/status (coreos' Role), so the status
 	// subresource is not even tried, and no refused request is made.
 	StatusWithObject bool
-	Now              func() time.Time
+	// MaxConcurrentReconciles: see Reconciler.
+	MaxConcurrentReconciles int
+	Now                     func() time.Time
 }
 
 func (r *BackupReconciler) now() time.Time {
@@ -50,6 +53,7 @@ func (r *BackupReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&etcdv1beta2.EtcdBackup{}).
 		Owns(&corev1.Pod{}).
 		Named("etcdbackup").
+		WithOptions(crcontroller.Options{MaxConcurrentReconciles: workers(r.MaxConcurrentReconciles)}).
 		Complete(r)
 }
 

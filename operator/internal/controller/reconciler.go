@@ -17,6 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -72,6 +73,10 @@ type Reconciler struct {
 	Unsafe  desired.Unsafe
 	// NotRunningDeadline: see plan.Observed (0: plan.DefaultNotRunningDeadline).
 	NotRunningDeadline time.Duration
+	// MaxConcurrentReconciles is how many clusters are reconciled at once
+	// (0: DefaultMaxConcurrentReconciles); one cluster is never reconciled
+	// by two workers at a time.
+	MaxConcurrentReconciles int
 	// SeedImage runs the operator's binary in a seeded member's init
 	// container (plan.Observed.SeedImage); "" when unknown.
 	SeedImage string
@@ -144,7 +149,23 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// An EtcdRestore has its cluster's name: it wakes that cluster.
 		b = b.Watches(&etcdv1beta2.EtcdRestore{}, &handler.EnqueueRequestForObject{})
 	}
-	return b.Named("etcdcluster").Complete(r)
+	return b.Named("etcdcluster").
+		WithOptions(crcontroller.Options{MaxConcurrentReconciles: workers(r.MaxConcurrentReconciles)}).
+		Complete(r)
+}
+
+// DefaultMaxConcurrentReconciles is how many clusters (and backups) are
+// reconciled at once by default. A pass can wait on etcd for up to its call
+// timeout (a member behind a lost node, say); with one worker every other
+// cluster would wait behind it. Four keep a few slow clusters from holding
+// up the rest without many concurrent etcd connections on a small operator.
+const DefaultMaxConcurrentReconciles = 4
+
+func workers(n int) int {
+	if n > 0 {
+		return n
+	}
+	return DefaultMaxConcurrentReconciles
 }
 
 // Reconcile runs one pass: gather → decide → act → status.
