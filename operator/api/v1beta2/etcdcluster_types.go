@@ -17,9 +17,14 @@ const DefaultRepository = "quay.io/coreos/etcd"
 
 // EtcdClusterSpec is the desired state of an etcd cluster.
 type EtcdClusterSpec struct {
-	// Size is the number of etcd members.
+	// Size is the number of etcd members, at most 7: etcd's guidance is 3,
+	// 5 or 7 (each member more adds replication work to every write, and 7
+	// already survives the loss of 3). An even size tolerates no more lost
+	// members than the odd size below it; the operator warns about one.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=7
 	// +kubebuilder:validation:XValidation:rule="self >= 1",message="spec.size must be at least 1 (the number of etcd members)"
+	// +kubebuilder:validation:XValidation:rule="self <= 7",message="spec.size must be at most 7: etcd recommends 3, 5 or 7 members; more slow down every write and add no useful fault tolerance"
 	Size int `json:"size"`
 
 	// Repository is the image repository of the member image; the image is

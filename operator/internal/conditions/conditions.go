@@ -111,6 +111,9 @@ const (
 	// pulled, so the upgrade stops (Upgrading is False, ImageNotPulled).
 	EventUpgradeHeld   = "Upgrade Held"
 	EventClusterFailed = "Cluster Failed"
+	// EventEvenSize (Warning): spec.size is even, which tolerates no more
+	// lost members than the odd size below it.
+	EventEvenSize = "Even Size"
 	// EventMemberNotRunning (Warning) names a member taken out because its pod
 	// has not run for longer than the deadline, and says why.
 	EventMemberNotRunning = "Member Not Running"

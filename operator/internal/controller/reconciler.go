@@ -236,6 +236,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	r.reportRestore(ctx, &cluster, obs, action, status)
 	updateMetrics(&cluster, status)
 	r.recordRefusal(&cluster, status)
+	r.warnEvenSize(&cluster, status)
 	if !equality.Semantic.DeepEqual(cluster.Status, *status) {
 		cluster.Status = *stored
 		if err := r.writeStatus(ctx, &cluster, status); err != nil {

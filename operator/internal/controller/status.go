@@ -273,6 +273,19 @@ func (r *Reconciler) recordRefusal(c *etcdv1beta2.EtcdCluster, st *etcdv1beta2.E
 	}
 }
 
+// warnEvenSize records a Warning Event when the operator first sees a spec
+// (a new generation) whose size is even: it survives no more lost members
+// than the odd size below it and makes split votes likelier. Once per
+// generation, so a pass that changes nothing records nothing.
+func (r *Reconciler) warnEvenSize(c *etcdv1beta2.EtcdCluster, st *etcdv1beta2.EtcdClusterStatus) {
+	if c.Spec.Size%2 != 0 || st.ObservedGeneration == c.Status.ObservedGeneration {
+		return
+	}
+	r.event(c, corev1.EventTypeWarning, conditions.EventEvenSize, "Validate",
+		"spec.size %d is even: it survives the loss of %d members, as %d members do; etcd recommends an odd size (3, 5 or 7)",
+		c.Spec.Size, (c.Spec.Size-1)/2, c.Spec.Size-1)
+}
+
 // turned returns condition t of st when its reason or message differ from
 // those c's status has.
 func turned(c *etcdv1beta2.EtcdCluster, st *etcdv1beta2.EtcdClusterStatus, t string) (*metav1.Condition, bool) {

@@ -28,6 +28,8 @@ func TestCRDRefusesBadClusters(t *testing.T) {
 	}{
 		{"size 0", "3.5.21", "", 0, "spec.size must be at least 1", "spec.size in body should be greater than or equal to 1"},
 		{"size -1", "3.5.21", "", -1, "spec.size must be at least 1", "spec.size in body should be greater than or equal to 1"},
+		{"size 8", "3.5.21", "", 8, "spec.size must be at most 7", "spec.size in body should be less than or equal to 7"},
+		{"size 9", "3.5.21", "", 9, "spec.size must be at most 7", "spec.size in body should be less than or equal to 7"},
 		{"version latest", "latest", "", 3, "spec.version must be a semantic version", "spec.version in body should match"},
 		{"version 3.x", "3.x", "", 3, "spec.version must be a semantic version", "spec.version in body should match"},
 		{"empty repository", "3.5.21", "\"\"", 3, "spec.repository must not be empty", "spec.repository in body should be at least 1 chars long"},
