@@ -41,7 +41,7 @@ var noEffect = []string{"chaos-level", "gc-interval",
 func (c *coreosFlags) bind(fs *flag.FlagSet) {
 	const ignored = " Accepted for coreos etcd-operator v0.9.4's command line; no effect here."
 	fs.StringVar(&c.listenAddr, "listen-addr", "0.0.0.0:8080",
-		"coreos etcd-operator's HTTP address (/metrics, /readyz): sets --metrics-bind-address, whose listener serves /readyz too.")
+		"coreos etcd-operator's HTTP address (/metrics, /readyz): when given, sets --metrics-bind-address, whose listener serves /readyz too (not given, /metrics stays on loopback).")
 	fs.IntVar(&c.chaosLevel, "chaos-level", -1, "coreos etcd-operator's failure injection into its clusters."+ignored)
 	fs.BoolVar(&c.printVersion, "version", false, "Print the version and quit.")
 	fs.DurationVar(&c.gcInterval, "gc-interval", 10*time.Minute,

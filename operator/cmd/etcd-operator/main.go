@@ -34,6 +34,7 @@ type options struct {
 	namespace               string
 	clusterWide             bool
 	metricsAddr             string
+	metricsCertDir          string
 	probeAddr               string
 	pprofAddr               string
 	leaderElect             bool
@@ -64,7 +65,10 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 		"Namespace whose EtcdClusters are managed (default: $WATCH_NAMESPACE where set, as OLM sets it: empty means every namespace; else $POD_NAMESPACE, else $MY_POD_NAMESPACE as coreos etcd-operator's Deployment sets it).")
 	fs.BoolVar(&o.clusterWide, "cluster-wide", false,
 		"Manage EtcdClusters in every namespace (needs the ClusterRole from manifests/cluster-wide).")
-	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the /metrics endpoint (0 disables it).")
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "",
+		"Address of the /metrics endpoint (0 disables it; default: "+metricsLoopback+", reachable from the pod only, or "+metricsEveryInterface+" with --metrics-cert-dir).")
+	fs.StringVar(&o.metricsCertDir, "metrics-cert-dir", "",
+		"Directory with tls.crt and tls.key: /metrics is served over HTTPS, by default on every interface (empty: plain HTTP).")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints.")
 	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "", "Address of Go's /debug/pprof endpoints, for profiling the operator (empty: off).")
 	fs.BoolVar(&o.leaderElect, "leader-elect", os.Getenv(envCoreosPodName) != "",
@@ -123,6 +127,12 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 		}
 		o.metricsAddr = o.coreos.listenAddr
 	}
+	if o.metricsAddr == "" {
+		o.metricsAddr = metricsLoopback
+		if o.metricsCertDir != "" {
+			o.metricsAddr = metricsEveryInterface
+		}
+	}
 	if err := o.watchFromEnv(given); err != nil {
 		return o, nil, err
 	}
@@ -147,6 +157,28 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 		return o, nil, errors.New("--leader-elect needs --leader-election-namespace (or POD_NAMESPACE)")
 	}
 	return o, zapOpts, nil
+}
+
+// Where /metrics is served unless --metrics-bind-address (or coreos'
+// --listen-addr) says otherwise. Plain HTTP stays on loopback: the metrics
+// name every cluster and namespace the operator manages, and anyone who
+// reaches the pod could read them. Over TLS (--metrics-cert-dir) it listens
+// on every interface, for a scraper in the cluster.
+const (
+	metricsLoopback       = "127.0.0.1:8080"
+	metricsEveryInterface = ":8080"
+)
+
+// metricsOptions is where and how /metrics (and, where coreos served it,
+// /readyz) is served.
+func metricsOptions(o options) metricsserver.Options {
+	return metricsserver.Options{
+		BindAddress:   o.metricsAddr,
+		SecureServing: o.metricsCertDir != "",
+		CertDir:       o.metricsCertDir,
+		// /readyz there too, where coreos etcd-operator served it (--listen-addr).
+		ExtraHandlers: map[string]http.Handler{"/readyz": healthz.CheckHandler{Checker: healthz.Ping}},
+	}
 }
 
 // leaderElectionID names the Lease the replicas elect their leader with.
@@ -254,13 +286,9 @@ func run(ctx context.Context, restCfg *rest.Config, gates *kubecompat.Gates, o o
 		cacheOpts.DefaultNamespaces = map[string]cache.Config{o.namespace: {}}
 	}
 	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
-		Scheme: scheme,
-		Cache:  cacheOpts,
-		Metrics: metricsserver.Options{
-			BindAddress: o.metricsAddr,
-			// /readyz there too, where coreos etcd-operator served it (--listen-addr).
-			ExtraHandlers: map[string]http.Handler{"/readyz": healthz.CheckHandler{Checker: healthz.Ping}},
-		},
+		Scheme:                  scheme,
+		Cache:                   cacheOpts,
+		Metrics:                 metricsOptions(o),
 		HealthProbeBindAddress:  o.probeAddr,
 		PprofBindAddress:        o.pprofAddr,
 		LeaderElection:          g.leaderElect,

@@ -57,6 +57,21 @@ func TestParseFlags(t *testing.T) {
 			}
 		}},
 		{name: "no worker", args: []string{"--namespace=a", "--max-concurrent-reconciles=0"}, wantErr: "at least 1"},
+		{name: "metrics on loopback by default", args: []string{"--namespace=a"}, check: func(t *testing.T, o options) {
+			if m := metricsOptions(o); m.BindAddress != "127.0.0.1:8080" || m.SecureServing {
+				t.Errorf("metrics on %q (TLS %v): plain HTTP must stay on loopback unless asked for", m.BindAddress, m.SecureServing)
+			}
+		}},
+		{name: "metrics over TLS on every interface", args: []string{"--namespace=a", "--metrics-cert-dir=/certs"}, check: func(t *testing.T, o options) {
+			if m := metricsOptions(o); m.BindAddress != ":8080" || !m.SecureServing || m.CertDir != "/certs" {
+				t.Errorf("metrics on %q, TLS %v, certificates in %q", m.BindAddress, m.SecureServing, m.CertDir)
+			}
+		}},
+		{name: "metrics address asked for", args: []string{"--namespace=a", "--metrics-bind-address=:9090"}, check: func(t *testing.T, o options) {
+			if m := metricsOptions(o); m.BindAddress != ":9090" || m.SecureServing {
+				t.Errorf("metrics on %q (TLS %v), want :9090 as asked", m.BindAddress, m.SecureServing)
+			}
+		}},
 		{name: "unknown flag", args: []string{"--namespace=a", "--bogus"}, wantErr: "bogus"},
 	}
 	for _, tt := range tests {
@@ -94,7 +109,7 @@ func TestParseCoreosCommandLine(t *testing.T) {
 				if o.namespace != "ops" || o.leaderElectionNamespace != "ops" || o.podName != "etcd-operator-1" {
 					t.Errorf("namespace %q, lease namespace %q, pod %q", o.namespace, o.leaderElectionNamespace, o.podName)
 				}
-				if !o.createCRD || !o.leaderElect || o.metricsAddr != ":8080" || len(o.withoutEffect) != 0 {
+				if !o.createCRD || !o.leaderElect || o.metricsAddr != "127.0.0.1:8080" || len(o.withoutEffect) != 0 {
 					t.Errorf("createCRD %v, leaderElect %v, metrics %q, no effect %v", o.createCRD, o.leaderElect, o.metricsAddr, o.withoutEffect)
 				}
 			}},
