@@ -46,6 +46,7 @@ test-assets: ## Build (once) kube-apiserver, etcd and SeaweedFS weed for the int
 .PHONY: test
 test: test-assets ## Unit and integration tests on the current Kubernetes (real kube-apiserver, etcd, S3 object store and headless Chromium; no Docker). ETCDPROOF_CHROMIUM=skip leaves out the browser test.
 	$(TEST_ENV) $(GO) test ./... -count=1
+	$(GO) test -tags etcdproof_unsafe ./operator/cmd/etcd-operator/ -run '^TestParseUnsafeFlags$$' -count=1
 
 .PHONY: test-eras-assets
 test-eras-assets: ## Build (once) the kube-apiservers of TEST_OLD_K8S and TEST_NEW_K8S for test-eras.
@@ -70,6 +71,7 @@ lint: ## gofmt, a tidy go.mod, go vet, shellcheck and actionlint.
 	@out="$$(gofmt -l operator conformance scripts examples)"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy"; $(GO) mod tidy -diff; exit 1; }
 	$(GO) vet ./...
+	$(GO) vet -tags etcdproof_unsafe ./operator/cmd/...
 	scripts/ensure-tool.sh shellcheck >/dev/null
 	shellcheck -x $(SHELL_SCRIPTS)
 	$(GO) tool actionlint
@@ -218,6 +220,17 @@ image: ## Build etcdproof/etcd-operator:dev (OPERATOR_IMAGE) from bin/etcd-opera
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w -X main.version=$(OPERATOR_NEXT_VERSION)" -o $(BIN)/next/etcd-operator ./operator/cmd/etcd-operator
 	$(SUBSTRATE_ENV) scripts/build-image.sh $(BIN)/next/etcd-operator $(OPERATOR_NEXT_IMAGE) $(OPERATOR_COREOS_PROGRAMS)
 
+# The self-test's operator: the same source built with the known-bad
+# --unsafe-* modes (build tag etcdproof_unsafe), which the released binary
+# (make build, make image) refuses as unknown flags. Only the
+# manifests/selftest overlays that pass such a flag run it.
+OPERATOR_SELFTEST_IMAGE ?= etcdproof/etcd-operator:selftest
+
+.PHONY: selftest-image
+selftest-image: ## Build etcdproof/etcd-operator:selftest (OPERATOR_SELFTEST_IMAGE): the operator with its --unsafe-* self-test modes (build tag etcdproof_unsafe); load it into the cluster.
+	CGO_ENABLED=0 $(GO) build -tags etcdproof_unsafe -trimpath -ldflags="-s -w" -o $(BIN)/selftest/etcd-operator ./operator/cmd/etcd-operator
+	$(SUBSTRATE_ENV) scripts/build-image.sh $(BIN)/selftest/etcd-operator $(OPERATOR_SELFTEST_IMAGE) $(OPERATOR_COREOS_PROGRAMS)
+
 .PHONY: smoke
 smoke: ## Check the cluster: a 3-member etcd StatefulSet serves put/get through a Service.
 	$(SUBSTRATE_ENV) scripts/smoke.sh
@@ -295,4 +308,5 @@ bench: e2e-substrate ## Time RESULTS_PROFILES over BENCH_RUNS rounds on one clus
 
 .PHONY: e2e-selftest
 e2e-selftest: e2e-substrate ## Prove each known-bad profile (selftest-*.yaml) fails its intended checks, one run per check (node-loss and drain: e2e-nodes-selftest).
+	$(MAKE) selftest-image
 	$(E2E_ENV) scripts/run-conformance.sh selftest --report-dir $(REPORT_DIR)/selftest $(E2E_FILTER_FLAG) $(E2E_FLAGS)

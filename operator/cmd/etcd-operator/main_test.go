@@ -36,16 +36,6 @@ func TestParseFlags(t *testing.T) {
 			}
 		}},
 		{name: "leader election needs a namespace", args: []string{"--cluster-wide", "--leader-elect"}, wantErr: "--leader-election-namespace"},
-		{name: "unsafe flags", args: []string{"--namespace=a", "--unsafe-skip-dead-member-removal", "--unsafe-upgrade-all-at-once", "--unsafe-rebootstrap-after-quorum-loss",
-			"--unsafe-leave-pvc-on-delete", "--unsafe-shell-probe"},
-			check: func(t *testing.T, o options) {
-				if !o.unsafe.SkipDeadMemberRemoval || !o.unsafe.UpgradeAllAtOnce || !o.unsafe.RebootstrapAfterQuorumLoss {
-					t.Errorf("unsafe flags not parsed: %+v", o.unsafe)
-				}
-				if !o.unsafeMembers.LeavePVCOnDelete || !o.unsafeMembers.ShellProbe {
-					t.Errorf("unsafe member flags not parsed: %+v", o.unsafeMembers)
-				}
-			}},
 		{name: "several workers by default", args: []string{"--namespace=a"}, check: func(t *testing.T, o options) {
 			if o.workers < 2 {
 				t.Errorf("%d workers by default: one slow cluster would hold up every other", o.workers)
