@@ -177,16 +177,32 @@ func (r *Reconciler) readMembership(ctx context.Context, obs *observation, endpo
 	}
 	callCtx, cancel := context.WithTimeout(ctx, etcdCallTimeout)
 	defer cancel()
-	members, err := admin.Members(callCtx)
+	ms, err := admin.Membership(callCtx)
 	if err != nil {
 		_ = admin.Close()
 		return
 	}
+	if !ofThisCluster(ms.Members, obs.pods) {
+		// A pod's address reaches a member of another etcd cluster (its IP
+		// reused, a stale cache): nothing it says is this cluster's.
+		r.warnOnce(ctx, fmt.Sprintf("foreign member list %x", ms.ClusterID),
+			"member list refused: none of its members is a pod of this cluster, it is another etcd cluster's",
+			"clusterID", fmt.Sprintf("%x", ms.ClusterID), "endpoints", endpoints)
+		_ = admin.Close()
+		return
+	}
+	members := ms.Members
 	healthy := map[uint64]bool{}
 	statuses := map[uint64]etcdadmin.Status{}
 	leaders := map[uint64]int{}
 	obs.endpoints = map[uint64]string{}
 	for _, s := range admin.Statuses(callCtx) {
+		if s.ClusterID != 0 && s.ClusterID != ms.ClusterID {
+			r.warnOnce(ctx, fmt.Sprintf("foreign status %s %x", s.Endpoint, s.ClusterID),
+				"member status refused: the endpoint answers for another etcd cluster",
+				"endpoint", s.Endpoint, "clusterID", fmt.Sprintf("%x", s.ClusterID), "want", fmt.Sprintf("%x", ms.ClusterID))
+			continue
+		}
 		for _, a := range s.Alarms {
 			if !slices.Contains(obs.alarms, a) {
 				obs.alarms = append(obs.alarms, a)
@@ -250,6 +266,18 @@ func quota(s etcdadmin.Status, pod *corev1.Pod) int64 {
 		return desired.QuotaOf(pod)
 	}
 	return 0
+}
+
+// ofThisCluster reports whether a member list is this cluster's: at least
+// one of its members is one of the cluster's pods (members are named like
+// their pods). A member list of another etcd cluster names none of them.
+func ofThisCluster(members []etcdadmin.Member, pods map[string]*corev1.Pod) bool {
+	for _, m := range members {
+		if _, ok := pods[memberName(m)]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *Reconciler) notRunningDeadline() time.Duration {

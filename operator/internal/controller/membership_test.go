@@ -109,9 +109,15 @@ func runningCluster(t *testing.T, name string, size int, opts plan.Options, edit
 // runningClusterWith is runningCluster with reconciler r (its Dial is set here).
 func runningClusterWith(t *testing.T, r *controller.Reconciler, name string, size int, edit ...func(*etcdv1beta2.EtcdCluster)) (*etcdv1beta2.EtcdCluster, []corev1.Pod, map[string]*embed.Etcd) {
 	t.Helper()
+	return runningClusterOn(t, r, &fakeNetwork{routes: map[string]string{}}, name, size, edit...)
+}
+
+// runningClusterOn is runningClusterWith on network, which the test may
+// route elsewhere later.
+func runningClusterOn(t *testing.T, r *controller.Reconciler, network *fakeNetwork, name string, size int, edit ...func(*etcdv1beta2.EtcdCluster)) (*etcdv1beta2.EtcdCluster, []corev1.Pod, map[string]*embed.Etcd) {
+	t.Helper()
 	ctx := context.Background()
 	ns := newNamespace(t)
-	network := &fakeNetwork{routes: map[string]string{}}
 	r.Dial = network.dial
 	startReconciler(t, cfg, ns, r)
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -25,9 +26,17 @@ type Member struct {
 	IsLearner  bool
 }
 
+// Membership is etcd's member list with the ID of the cluster that answered.
+type Membership struct {
+	ClusterID uint64
+	Members   []Member
+}
+
 // Status is what one endpoint says about itself.
 type Status struct {
-	Endpoint  string
+	Endpoint string
+	// ClusterID is the cluster the answering member belongs to.
+	ClusterID uint64
 	MemberID  uint64
 	LeaderID  uint64
 	Version   string
@@ -58,6 +67,7 @@ func (s Status) Healthy() bool { return len(s.Errors) == 0 && s.LeaderID != 0 }
 // Admin is the interface the reconciler uses; Client implements it.
 type Admin interface {
 	Members(ctx context.Context) ([]Member, error)
+	Membership(ctx context.Context) (Membership, error)
 	Statuses(ctx context.Context) []Status
 	AddLearner(ctx context.Context, peerURL string) (Member, []Member, error)
 	Promote(ctx context.Context, id uint64) error
@@ -82,6 +92,10 @@ type Client struct {
 	tls         *tls.Config
 	dialTimeout time.Duration
 	c           *clientv3.Client
+	// clusterID is the cluster of the last member list read (Membership):
+	// Remove and MoveLeader send their requests only to endpoints of that
+	// cluster, never to a member of another one that an endpoint reaches.
+	clusterID atomic.Uint64
 }
 
 // DefaultDialTimeout bounds how long a dead endpoint can delay a reconcile pass.
@@ -131,11 +145,19 @@ func toMembers(in []*etcdMember) []Member {
 
 // Members lists the membership.
 func (c *Client) Members(ctx context.Context) ([]Member, error) {
+	m, err := c.Membership(ctx)
+	return m.Members, err
+}
+
+// Membership lists the membership with the ID of the cluster whose member
+// answered, so the caller can refuse an answer from another cluster.
+func (c *Client) Membership(ctx context.Context) (Membership, error) {
 	resp, err := c.c.MemberList(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("listing members: %w", err)
+		return Membership{}, fmt.Errorf("listing members: %w", err)
 	}
-	return toMembers(resp.Members), nil
+	c.clusterID.Store(resp.Header.ClusterId)
+	return Membership{ClusterID: resp.Header.ClusterId, Members: toMembers(resp.Members)}, nil
 }
 
 // Statuses asks every endpoint for its status in parallel; an endpoint that
@@ -161,6 +183,7 @@ func (c *Client) status(ctx context.Context, endpoint string) Status {
 	}
 	s := Status{
 		Endpoint:  endpoint,
+		ClusterID: resp.Header.ClusterId,
 		MemberID:  resp.Header.MemberId,
 		LeaderID:  resp.Leader,
 		Version:   resp.Version,
@@ -220,7 +243,7 @@ func IsLearnerNotReady(err error) bool {
 func (c *Client) Remove(ctx context.Context, id uint64) error {
 	var others []string
 	for _, s := range c.Statuses(ctx) {
-		if len(s.Errors) == 0 && s.MemberID != 0 && s.MemberID != id {
+		if len(s.Errors) == 0 && s.MemberID != 0 && s.MemberID != id && c.sameCluster(s) {
 			others = append(others, s.Endpoint)
 		}
 	}
@@ -238,11 +261,18 @@ func (c *Client) Remove(ctx context.Context, id uint64) error {
 	return nil
 }
 
+// sameCluster reports whether s comes from a member of the cluster whose
+// member list was read last (any cluster before one was read).
+func (c *Client) sameCluster(s Status) bool {
+	id := c.clusterID.Load()
+	return id == 0 || s.ClusterID == id
+}
+
 // MoveLeader transfers leadership to member to. The request must reach the
 // current leader, so it finds the leader's endpoint first.
 func (c *Client) MoveLeader(ctx context.Context, to uint64) error {
 	for _, s := range c.Statuses(ctx) {
-		if len(s.Errors) > 0 || s.MemberID == 0 || s.MemberID != s.LeaderID {
+		if len(s.Errors) > 0 || s.MemberID == 0 || s.MemberID != s.LeaderID || !c.sameCluster(s) {
 			continue
 		}
 		if s.LeaderID == to {
