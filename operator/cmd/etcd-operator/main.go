@@ -319,7 +319,7 @@ func run(ctx context.Context, restCfg *rest.Config, gates *kubecompat.Gates, o o
 	}
 	if g.noBackups == "" {
 		backups := &controller.BackupReconciler{Client: mgr.GetClient(), Image: r.SeedImage, StatusWithObject: g.backupStatusWithObject,
-			MaxConcurrentReconciles: o.workers}
+			MaxConcurrentReconciles: o.workers, Recorder: r.Recorder}
 		if err := backups.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up the backup controller: %w", err)
 		}

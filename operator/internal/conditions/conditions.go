@@ -111,6 +111,9 @@ const (
 	// pulled, so the upgrade stops (Upgrading is False, ImageNotPulled).
 	EventUpgradeHeld   = "Upgrade Held"
 	EventClusterFailed = "Cluster Failed"
+	// EventBackupFailed (Warning), on an EtcdBackup: an attempt failed
+	// (its reason, as in status.Reason), or its pod did not start in time.
+	EventBackupFailed = "Backup Failed"
 	// EventEvenSize (Warning): spec.size is even, which tolerates no more
 	// lost members than the odd size below it.
 	EventEvenSize = "Even Size"

@@ -14,9 +14,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
 	"github.com/etcdproof/etcdproof/operator/internal/backup"
+	"github.com/etcdproof/etcdproof/operator/internal/conditions"
 	"github.com/etcdproof/etcdproof/operator/internal/desired"
 )
 
@@ -37,7 +39,28 @@ type BackupReconciler struct {
 	StatusWithObject bool
 	// MaxConcurrentReconciles: see Reconciler.
 	MaxConcurrentReconciles int
-	Now                     func() time.Time
+	// Recorder records a Warning Event for each failed backup (nil: none).
+	Recorder recorder.EventRecorder
+	// StartDeadline: see DefaultBackupStartDeadline (0: that).
+	StartDeadline time.Duration
+	Now           func() time.Time
+}
+
+// DefaultBackupStartDeadline is how long a backup pod may wait for a
+// kubelet to take it (unschedulable: no node has room, none matches, its
+// claim's zone has none) before the attempt fails. The pod's
+// activeDeadlineSeconds counts only from the kubelet's start, so such a pod
+// was waited on for ever and a periodic backup never ran again. Five
+// minutes let it wait behind other pods and for a cluster autoscaler to add
+// a node (a few minutes); image pull and volume attach come after the
+// kubelet took it and are bounded by activeDeadlineSeconds.
+const DefaultBackupStartDeadline = 5 * time.Minute
+
+func (r *BackupReconciler) startDeadline() time.Duration {
+	if r.StartDeadline > 0 {
+		return r.StartDeadline
+	}
+	return DefaultBackupStartDeadline
 }
 
 func (r *BackupReconciler) now() time.Time {
@@ -77,7 +100,13 @@ func (r *BackupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			continue
 		}
 		if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
-			return ctrl.Result{}, nil // running: its end wakes us
+			if p.Status.StartTime != nil {
+				return ctrl.Result{}, nil // a kubelet runs it: its end wakes us
+			}
+			if left := p.CreationTimestamp.Add(r.startDeadline()).Sub(r.now()); left > 0 {
+				return ctrl.Result{RequeueAfter: left}, nil
+			}
+			return ctrl.Result{}, r.notStarted(ctx, b, p)
 		}
 		return ctrl.Result{}, r.finish(ctx, b, p)
 	}
@@ -129,14 +158,48 @@ func (r *BackupReconciler) finish(ctx context.Context, b *etcdv1beta2.EtcdBackup
 		want.Succeeded = false
 		want.Reason = "backup failed: " + firstNonEmpty(strings.TrimSpace(msg), p.Status.Message, p.Status.Reason, ended)
 	}
+	return r.ended(ctx, b, p, want)
+}
+
+// notStarted fails the attempt whose pod p no kubelet took within the start
+// deadline, saying why the scheduler left it, and deletes the pod; a
+// periodic backup is tried again an interval later.
+func (r *BackupReconciler) notStarted(ctx context.Context, b *etcdv1beta2.EtcdBackup, p *corev1.Pod) error {
+	want := b.Status
+	now := metav1.NewTime(r.now())
+	want.LastAttemptDate = &now
+	want.Succeeded = false
+	want.Reason = fmt.Sprintf("backup failed: the backup pod %s did not start within %s: %s", p.Name, r.startDeadline(), unscheduledWhy(p))
+	return r.ended(ctx, b, p, want)
+}
+
+// ended stores the attempt's status, records a Warning Event when it
+// failed, and deletes its pod.
+func (r *BackupReconciler) ended(ctx context.Context, b *etcdv1beta2.EtcdBackup, p *corev1.Pod, want etcdv1beta2.BackupStatus) error {
 	if err := r.writeStatus(ctx, b, want); err != nil {
 		return err
 	}
 	log.FromContext(ctx).Info("backup ended", "pod", p.Name, "succeeded", want.Succeeded, "revision", want.EtcdRevision, "reason", want.Reason)
+	if !want.Succeeded && r.Recorder != nil {
+		r.Recorder.Eventf(b, p, corev1.EventTypeWarning, conditions.EventBackupFailed, "Backup", "%s", want.Reason)
+	}
 	if err := r.Client.Delete(ctx, p); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting backup pod %s: %w", p.Name, err)
 	}
 	return nil
+}
+
+// unscheduledWhy is what the scheduler said about a pod no kubelet took.
+func unscheduledWhy(p *corev1.Pod) string {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Message != "" {
+			return c.Message
+		}
+	}
+	if p.Spec.NodeName != "" {
+		return "scheduled to node " + p.Spec.NodeName + ", whose kubelet never started it"
+	}
+	return "no node took it"
 }
 
 // backupPath is where the backup stored at stored is, for people: S3's
