@@ -43,13 +43,15 @@ func (r *Reconciler) sortStrangers(ctx context.Context, c *etcdv1beta2.EtcdClust
 	}
 	if !obs.MembershipKnown && len(obs.Pods) == 0 && obs.NoClientTLS == "" {
 		var endpoints []string
+		byName := map[string]*corev1.Pod{}
 		for _, p := range orphans {
 			if p.Status.PodIP != "" {
 				endpoints = append(endpoints, podClientURL(c, p))
+				byName[p.Name] = p
 			}
 		}
 		if len(endpoints) > 0 {
-			r.readMembership(ctx, obs, endpoints)
+			r.readMembership(ctx, obs, endpoints, byName)
 		}
 	}
 	members := map[string]bool{}

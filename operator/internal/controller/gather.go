@@ -158,7 +158,7 @@ func (r *Reconciler) gather(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*o
 		endpoints = nil // no member would answer
 	}
 	if len(endpoints) > 0 {
-		r.readMembership(ctx, obs, endpoints)
+		r.readMembership(ctx, obs, endpoints, obs.pods)
 	}
 	// Only a cluster that ran can lose its quorum (a bootstrap has no leader yet either).
 	if len(endpoints) > 0 && !obs.UsesPVC && obs.Phase == etcdv1beta2.PhaseRunning && (!obs.MembershipKnown || obs.LeaderID == 0) {
@@ -169,8 +169,10 @@ func (r *Reconciler) gather(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*o
 }
 
 // readMembership fills the etcd part of obs; when no member answers the
-// membership stays unknown, which the plan treats as "do not touch membership".
-func (r *Reconciler) readMembership(ctx context.Context, obs *observation, endpoints []string) {
+// membership stays unknown, which the plan treats as "do not touch
+// membership". The endpoints are those of pods, by name: a member list
+// that names none of them is another etcd cluster's, and is refused.
+func (r *Reconciler) readMembership(ctx context.Context, obs *observation, endpoints []string, pods map[string]*corev1.Pod) {
 	admin, err := r.Dial(endpoints, obs.tls)
 	if err != nil {
 		return
@@ -182,7 +184,7 @@ func (r *Reconciler) readMembership(ctx context.Context, obs *observation, endpo
 		_ = admin.Close()
 		return
 	}
-	if !ofThisCluster(ms.Members, obs.pods) {
+	if !ofThisCluster(ms.Members, pods) {
 		// A pod's address reaches a member of another etcd cluster (its IP
 		// reused, a stale cache): nothing it says is this cluster's.
 		r.warnOnce(ctx, fmt.Sprintf("foreign member list %x", ms.ClusterID),
