@@ -161,7 +161,9 @@ func (c *Client) Membership(ctx context.Context) (Membership, error) {
 }
 
 // Statuses asks every endpoint for its status in parallel; an endpoint that
-// does not answer gets a Status with its error.
+// does not answer gets a Status with its error. Once a member list was read
+// (Membership), an endpoint that answers for another cluster is left out of
+// the client's balanced requests (member add, promote, list) from then on.
 func (c *Client) Statuses(ctx context.Context) []Status {
 	out := make([]Status, len(c.endpoints))
 	var wg sync.WaitGroup
@@ -173,6 +175,15 @@ func (c *Client) Statuses(ctx context.Context) []Status {
 		}()
 	}
 	wg.Wait()
+	var same []string
+	for _, s := range out {
+		if c.sameCluster(s) {
+			same = append(same, s.Endpoint)
+		}
+	}
+	if len(same) > 0 && len(same) < len(out) {
+		c.c.SetEndpoints(same...)
+	}
 	return out
 }
 
