@@ -70,7 +70,16 @@ func needsDefragment(o Observed, m Member) bool {
 		return true
 	}
 	line := disarmLine(m.Quota)
-	return o.NoSpace && m.Quota > 0 && m.DBSize > line && m.DBSizeInUse <= line
+	if !o.NoSpace || m.Quota == 0 || m.DBSize <= line {
+		return false
+	}
+	// Under the line once defragmented; or, whatever its data in use says,
+	// a sixteenth of its quota free: etcd commits its backend late under
+	// NOSPACE (no write is taken), so the size in use a member reports can
+	// still count pages a compaction freed, and only a defragmentation
+	// makes it true. Once done, a member whose data really fills it has
+	// nothing left free, so it is not done again.
+	return m.DBSizeInUse <= line || m.DBSize-m.DBSizeInUse > m.Quota/16
 }
 
 // spareVoter: defragmenting m (which serves nothing meanwhile) leaves a
