@@ -107,16 +107,13 @@ func deadMembers(o Observed, opts Options, version string) (Action, bool) {
 	return Action{}, false
 }
 
-// keepQuorum refuses to remove dead member m unless a quorum of the current
-// voters is healthy without it: the removal is a change etcd must commit,
-// and a member that only looks dead (its pod does not run, yet the node may
-// come back) must never be the one that decides quorum.
-func keepQuorum(o Observed, m Member) (Action, bool) {
+// healthyVotersWithout counts the voters, and those of them but m that
+// are healthy and not dead: what is left to keep quorum while m is gone.
+func healthyVotersWithout(o Observed, m Member) (healthy, voters int) {
 	dead := map[uint64]bool{}
 	for _, d := range Dead(o) {
 		dead[d.ID] = true
 	}
-	voters, healthy := 0, 0
 	for _, v := range o.Members {
 		if v.IsLearner {
 			continue
@@ -126,6 +123,15 @@ func keepQuorum(o Observed, m Member) (Action, bool) {
 			healthy++
 		}
 	}
+	return healthy, voters
+}
+
+// keepQuorum refuses to remove dead member m unless a quorum of the current
+// voters is healthy without it: the removal is a change etcd must commit,
+// and a member that only looks dead (its pod does not run, yet the node may
+// come back) must never be the one that decides quorum.
+func keepQuorum(o Observed, m Member) (Action, bool) {
+	healthy, voters := healthyVotersWithout(o, m)
 	if healthy >= voters/2+1 {
 		return Action{}, false
 	}

@@ -89,20 +89,7 @@ func spareVoter(o Observed, m Member) bool {
 	if m.IsLearner {
 		return true
 	}
-	dead := map[uint64]bool{}
-	for _, d := range Dead(o) {
-		dead[d.ID] = true
-	}
-	voters, others := 0, 0
-	for _, v := range o.Members {
-		if v.IsLearner {
-			continue
-		}
-		voters++
-		if v.ID != m.ID && v.Healthy && !dead[v.ID] {
-			others++
-		}
-	}
+	others, voters := healthyVotersWithout(o, m)
 	return others >= voters/2+1
 }
 
