@@ -24,15 +24,8 @@ import (
 // probe's later questions, and the members that answer give the member
 // list and the hashes. Against a real API server and real etcd members.
 func TestGroundTruthAsksASilentMemberOnce(t *testing.T) {
-	kubeconfig, _ := apiservertest.Start(t)
-	members := etcdtest.StartCluster(t, 3)
+	e, c, members := demoClusterOnRealMembers(t)
 	ctx := context.Background()
-	p := &profile.Profile{Cluster: profile.Cluster{Kind: "EtcdCluster", MemberSelector: "etcd_cluster={{.Name}}", ClientPort: 2379}}
-	e, err := NewEnv(ctx, Options{Kubeconfig: kubeconfig, ReportDir: t.TempDir()}, p, &profile.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &EtcdCluster{env: e, Name: "demo", Namespace: metav1.NamespaceDefault}
 	// demo-0 is first in name order, as the old probe asked it first.
 	ports := map[string]int{"demo-0": silentPort(t), "demo-1": forwardPort(t, members.Endpoints[1]), "demo-2": forwardPort(t, members.Endpoints[2])}
 	c.forward = func(pod string) (int, func(), error) { return ports[pod], func() {}, nil }
@@ -66,6 +59,21 @@ func TestGroundTruthAsksASilentMemberOnce(t *testing.T) {
 			t.Errorf("demo-0 was asked %q, want its status only", part)
 		}
 	}
+}
+
+// demoClusterOnRealMembers starts a real API server and three real etcd
+// members, and an EtcdCluster "demo" whose member pods the test creates
+// (createRunningMemberPod) and whose port-forwards it stands in for.
+func demoClusterOnRealMembers(t *testing.T) (*Env, *EtcdCluster, *etcdtest.Cluster) {
+	t.Helper()
+	kubeconfig, _ := apiservertest.Start(t)
+	members := etcdtest.StartCluster(t, 3)
+	p := &profile.Profile{Cluster: profile.Cluster{Kind: "EtcdCluster", MemberSelector: "etcd_cluster={{.Name}}", ClientPort: 2379}}
+	e, err := NewEnv(context.Background(), Options{Kubeconfig: kubeconfig, ReportDir: t.TempDir()}, p, &profile.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, &EtcdCluster{env: e, Name: "demo", Namespace: metav1.NamespaceDefault}, members
 }
 
 // createRunningMemberPod creates a member pod of c that its kubelet

@@ -5,28 +5,16 @@ import (
 	"fmt"
 	"testing"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/etcdproof/etcdproof/conformance/internal/apiservertest"
-	"github.com/etcdproof/etcdproof/conformance/internal/etcdtest"
-	"github.com/etcdproof/etcdproof/conformance/profile"
 )
 
 // The sampler tells a quorum running from a quorum lost, on real members:
-// all three run and serve; with the leader stopped the two left still run; with a second member stopped, one of
-// three runs and the sample is below quorum. A pod whose port cannot be
+// all three run and serve; with the leader stopped the two left still
+// run; with a second member stopped, one of three runs and the sample is
+// below quorum. A pod whose port cannot be
 // reached is not counted as stopped.
 func TestQuorumSamplerOnRealMembers(t *testing.T) {
-	kubeconfig, _ := apiservertest.Start(t)
-	members := etcdtest.StartCluster(t, 3)
+	e, c, members := demoClusterOnRealMembers(t)
 	ctx := context.Background()
-	p := &profile.Profile{Cluster: profile.Cluster{Kind: "EtcdCluster", MemberSelector: "etcd_cluster={{.Name}}", ClientPort: 2379}}
-	e, err := NewEnv(ctx, Options{Kubeconfig: kubeconfig, ReportDir: t.TempDir()}, p, &profile.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &EtcdCluster{env: e, Name: "demo", Namespace: metav1.NamespaceDefault}
 	ports := map[string]int{}
 	for i, endpoint := range members.Endpoints {
 		name := fmt.Sprintf("demo-%d", i)
