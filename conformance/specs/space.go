@@ -57,18 +57,8 @@ func SpaceSpec(ctx SpecContext, inputGetter func() SpaceSpecInput) {
 	Expect(c.WriteMarkers(ctx, kept)).To(Succeed())
 	want := framework.Want{Size: size, Version: version, Data: kept}
 
-	sampler := c.StartQuorumSampler(ctx, e.Config.Polling(check, "quorum-sample"), size)
-	stopped := false
-	samples := func() framework.QuorumSamples {
-		s := sampler.Stop()
-		stopped = true
-		return s
-	}
-	DeferCleanup(func() {
-		if !stopped {
-			sampler.Stop()
-		}
-	})
+	quorum := &phaseQuorum{sampler: c.StartQuorumSampler(ctx, e.Config.Polling(check, "quorum-sample"), size)}
+	DeferCleanup(quorum.stop) // on the failure path; a no-op once judged
 
 	By(fmt.Sprintf("filling the %d MiB quota with %d KiB values until etcd raises NOSPACE", quota>>20, valueBytes>>10))
 	most := int(4 * quota / int64(valueBytes))
@@ -103,7 +93,7 @@ func SpaceSpec(ctx SpecContext, inputGetter func() SpaceSpecInput) {
 			"writes never resumed after the data that filled the quota was deleted: the operator did not compact, defragment and disarm NOSPACE")
 		recovery = time.Since(freed)
 	}
-	judgeQuorum(rep, check, "the space check", samples(), nil, "")
+	judgeQuorum(rep, check, "the space check", quorum.stop(), nil, "")
 	expectWithin(rep, check, "replace", replaced, e.Config.Budget("space/replace"))
 	if claim == profile.SpaceRecovers {
 		expectWithin(rep, check, "recovery", recovery, e.Config.Budget("space/recovery"))
