@@ -60,6 +60,13 @@ func kindClusterName(context string) string {
 	return "<cluster>"
 }
 
+// loadHint is the command that copies images from the local Docker daemon
+// into a kind cluster's nodes. It names etcdproof's own `cluster load`: the
+// substrate drives kind through its Go API and installs no kind binary.
+func loadHint(cluster string, refs ...string) string {
+	return fmt.Sprintf("bin/etcdproof cluster load --name %s %s", cluster, strings.Join(refs, " "))
+}
+
 func missingImagesError(profileName, cluster string, failed map[string]string) error {
 	refs := slices.Sorted(func(yield func(string) bool) {
 		for r := range failed {
@@ -74,7 +81,7 @@ func missingImagesError(profileName, cluster string, failed map[string]string) e
 		fmt.Fprintf(&b, "  %s (%s)\n", r, failed[r])
 	}
 	b.WriteString("Pull or build them where you can and load them into every node, e.g. for kind:\n")
-	fmt.Fprintf(&b, "  kind load docker-image %s --name %s\n", strings.Join(refs, " "), cluster)
+	fmt.Fprintf(&b, "  %s\n", loadHint(cluster, refs...))
 	b.WriteString("(this repository builds its own and the coreos images: make images thirdparty-images)")
 	return errors.New(b.String())
 }
@@ -187,7 +194,7 @@ func (e *Env) imagePullProblem(ctx context.Context, namespace string) string {
 	for _, p := range pods.Items {
 		for _, cs := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
 			if w := cs.State.Waiting; w != nil && slices.Contains(pullFailures, w.Reason) {
-				return fmt.Sprintf("pod %s: image %s: %s (load it into the nodes, e.g. kind load docker-image %s)", p.Name, cs.Image, w.Reason, cs.Image)
+				return fmt.Sprintf("pod %s: image %s: %s (load it into the nodes, e.g. %s)", p.Name, cs.Image, w.Reason, loadHint(kindClusterName(e.Opts.Context), cs.Image))
 			}
 		}
 	}

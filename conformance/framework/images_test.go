@@ -1,11 +1,14 @@
 package framework
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubefake "k8s.io/client-go/kubernetes/fake"
 
 	"github.com/etcdproof/etcdproof/conformance/profile"
 )
@@ -107,9 +110,31 @@ func TestMissingImagesErrorSaysHowToLoad(t *testing.T) {
 	err := missingImagesError("aenix", "etcdproof", map[string]string{
 		"ghcr.io/aenix-io/etcd-operator:v0.4.2": "ErrImagePull: dial tcp: lookup ghcr.io: no such host",
 	})
-	for _, want := range []string{"profile aenix", "ghcr.io/aenix-io/etcd-operator:v0.4.2 (ErrImagePull", "kind load docker-image ghcr.io/aenix-io/etcd-operator:v0.4.2 --name etcdproof"} {
+	for _, want := range []string{"profile aenix", "ghcr.io/aenix-io/etcd-operator:v0.4.2 (ErrImagePull", "bin/etcdproof cluster load --name etcdproof ghcr.io/aenix-io/etcd-operator:v0.4.2"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not mention %q:\n%s", want, err)
 		}
+	}
+	// The substrate installs no kind binary: the hint must name a command it has.
+	if strings.Contains(err.Error(), "kind load") {
+		t.Errorf("error advises the kind binary:\n%s", err)
+	}
+}
+
+// A member or operator pod stuck on its image names the same command as the
+// missing-images error: etcdproof's own cluster load, not the kind binary.
+func TestImagePullProblemSaysHowToLoad(t *testing.T) {
+	stuck := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "example-abc", Namespace: "ns"},
+		Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
+			Name: "etcd", Image: "quay.io/coreos/etcd:v3.9.0",
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull"}},
+		}}},
+	}
+	e := &Env{Opts: Options{Context: "kind-etcdproof"}, Kube: kubefake.NewClientset(stuck)}
+	got := e.imagePullProblem(context.Background(), "ns")
+	want := "pod example-abc: image quay.io/coreos/etcd:v3.9.0: ErrImagePull (load it into the nodes, e.g. bin/etcdproof cluster load --name etcdproof quay.io/coreos/etcd:v3.9.0)"
+	if got != want {
+		t.Errorf("imagePullProblem =\n  %s\nwant\n  %s", got, want)
 	}
 }
