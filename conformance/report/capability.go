@@ -22,8 +22,8 @@ type CapabilityLevel struct {
 }
 
 // CapabilityLevels are the Operator Framework's levels, in order, with the
-// checks that prove each on top of the levels below (README "Capability
-// levels" says why each sits where it does). Untested names what no check
+// checks that prove each on top of the levels below (docs/checks.md,
+// "Capability levels", says why each sits where it does). Untested names what no check
 // observes yet, so that level cannot be proven at all.
 var CapabilityLevels = []struct {
 	Name     string

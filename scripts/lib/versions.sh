@@ -15,7 +15,7 @@ K8S_1_16=v1.16.15
 K8S_1_15=v1.15.12
 # Releases before Go modules (pins in Godeps.json: scripts/godeps2gomod). 1.13
 # is the oldest that runs here: kubeadm before 1.13 reads v1alpha2/v1alpha3
-# configuration, which kind v0.33 does not write (README "Below 1.13").
+# configuration, which kind v0.33 does not write (docs/eras.md, "Below 1.13").
 K8S_1_14=v1.14.10
 K8S_1_13=v1.13.12
 # The newest release the module proxy serves: what users certifying an
