@@ -199,12 +199,22 @@ func TestPeriodicBackupKeepsMaxBackups(t *testing.T) {
 	if err := k8s.Create(ctx, b); err != nil {
 		t.Fatal(err)
 	}
-	var last time.Time
+	var revision int64
 	paths := map[string]bool{}
 	for range 3 {
 		putKey(t, c) // a new revision for each backup
-		waitBackup(t, b, last)
-		last = b.Status.LastSuccessDate.Time
+		// A backup taken before the put may end after it (the success date
+		// has whole seconds): wait for one that holds the put.
+		waitFor(t, "a backup of the new revision", func() error {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
+				return err
+			}
+			if st := b.Status; !st.Succeeded || st.EtcdRevision <= revision {
+				return fmt.Errorf("status %+v, want a backup past revision %d", st, revision)
+			}
+			return nil
+		})
+		revision = b.Status.EtcdRevision
 		paths[b.Status.LastBackupPath] = true
 	}
 	if len(paths) != 3 {

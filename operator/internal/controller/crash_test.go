@@ -182,6 +182,7 @@ func TestOperatorCrashAfterEachMutatingCall(t *testing.T) {
 		{name: "upgrade/remove member", call: "remove member", change: upgrade, size: 3},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			ns := newNamespace(t)
 			runEtcdKubelet(t, ns)

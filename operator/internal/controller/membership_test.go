@@ -314,6 +314,7 @@ func TestScaleDownOrder(t *testing.T) {
 		{"shrink-2-to-1", 2, 1, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			c, pods, members := runningCluster(t, tt.name, tt.from, plan.Options{})
 			admin, err := etcdadmin.Dial(clientURLs(members, pods...), nil)

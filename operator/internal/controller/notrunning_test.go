@@ -75,6 +75,7 @@ func TestMemberThatDoesNotRunIsReplaced(t *testing.T) {
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			c, pods, members := runningClusterWith(t, &controller.Reconciler{NotRunningDeadline: 2 * time.Second}, tt.name, 3)
 			victim := pods[2]

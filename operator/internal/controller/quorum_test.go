@@ -68,6 +68,7 @@ func TestQuorumLossOnVolumesKeepsEveryWrite(t *testing.T) {
 	currentEraOnly(t)
 	for _, killed := range []int{2, 3} {
 		t.Run(fmt.Sprintf("%d of 3 pods deleted", killed), func(t *testing.T) {
+			t.Parallel()
 			c := runningOnEtcdKubelet(t, 3, true)
 			key := putKey(t, c)
 			killPods(t, c, killed)
@@ -139,6 +140,7 @@ func TestQuorumLossOnEmptyDirWithASurvivor(t *testing.T) {
 	}
 
 	t.Run("opted in: recovered from the survivor", func(t *testing.T) {
+		t.Parallel()
 		c, key, survivor := start(t)
 		optIn(t, c)
 		killed := killPods(t, c, 2)
@@ -172,6 +174,7 @@ func TestQuorumLossOnEmptyDirWithASurvivor(t *testing.T) {
 	})
 
 	t.Run("not opted in: QuorumLost, nothing changed", func(t *testing.T) {
+		t.Parallel()
 		c, _, survivor := start(t)
 		killPods(t, c, 2)
 		waitFor(t, "Available=False, QuorumLost, naming the opt-in", func() error {

@@ -98,6 +98,11 @@ func needAPIServer(t *testing.T) {
 	if cfg == nil {
 		t.Skip("KUBEBUILDER_ASSETS is not set; run `make test`")
 	}
+	// Every test on the API server works in namespaces of its own, with its
+	// own manager and its own members on loopback addresses of their own,
+	// and most of its time is spent waiting on etcd and the reconciler: run
+	// them side by side (go test -parallel).
+	t.Parallel()
 }
 
 // currentEraOnly skips a test on make test's old-era leg: tests of the

@@ -22,6 +22,7 @@ func TestOperatorCrashDuringRecoveryFromSurvivor(t *testing.T) {
 	const image = "etcdproof/etcd-operator:test"
 	for _, call := range []string{"create Pod", "delete Pod"} {
 		t.Run(call, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			ns := newNamespace(t)
 			runEtcdKubelet(t, ns)
