@@ -36,10 +36,6 @@ vet: ## Run go vet.
 # (TEST_OLD_K8S=) skips its leg.
 TEST_OLD_K8S ?= v1.16.15
 TEST_NEW_K8S ?= v1.37.2
-# Integration tests on an API server run side by side (each in namespaces or
-# an API server of its own): they mostly wait on etcd and the reconciler, so
-# more of them than cores keeps the machine busy.
-TEST_PARALLEL ?= 8
 TEST_ENV = KUBEBUILDER_ASSETS="$$(scripts/test-assets.sh 2>/dev/null)" ETCDPROOF_WEED="$$(scripts/build-seaweedfs.sh 2>/dev/null)" \
 	ETCDPROOF_CHROMIUM="$${ETCDPROOF_CHROMIUM:-$$(scripts/ensure-tool.sh chromium 2>/dev/null)}"
 
@@ -49,7 +45,7 @@ test-assets: ## Build (once) kube-apiserver, etcd and SeaweedFS weed for the int
 
 .PHONY: test
 test: test-assets ## Unit and integration tests on the current Kubernetes (real kube-apiserver, etcd, S3 object store and headless Chromium; no Docker). ETCDPROOF_CHROMIUM=skip leaves out the browser test.
-	$(TEST_ENV) $(GO) test ./... -count=1 -parallel $(TEST_PARALLEL)
+	$(TEST_ENV) $(GO) test ./... -count=1
 	$(GO) test -tags etcdproof_unsafe ./operator/cmd/etcd-operator/ -run '^TestParseUnsafeFlags$$' -count=1
 
 .PHONY: test-eras-assets
@@ -60,11 +56,11 @@ test-eras-assets: ## Build (once) the kube-apiservers of TEST_OLD_K8S and TEST_N
 .PHONY: test-eras
 test-eras: test-eras-assets ## The operator's integration tests on TEST_OLD_K8S (v1beta1 CRD and Leases, old event lists) and TEST_NEW_K8S.
 	$(if $(TEST_OLD_K8S),KUBEBUILDER_ASSETS="$$(scripts/test-assets.sh $(TEST_OLD_K8S) 2>/dev/null)" ETCDPROOF_TEST_CRDS=legacy \
-		$(GO) test ./operator/internal/controller/ ./operator/internal/kubecompat/ -count=1 -parallel $(TEST_PARALLEL))
+		$(GO) test ./operator/internal/controller/ ./operator/internal/kubecompat/ -count=1)
 	$(if $(TEST_OLD_K8S),KUBEBUILDER_ASSETS="$$(scripts/test-assets.sh $(TEST_OLD_K8S) 2>/dev/null)" \
 		$(GO) test ./conformance/framework/ -run '^TestClusterEvents' -count=1)
 	$(if $(TEST_NEW_K8S),KUBEBUILDER_ASSETS="$$(scripts/test-assets.sh $(TEST_NEW_K8S) 2>/dev/null)" \
-		$(GO) test ./operator/internal/controller/ -count=1 -parallel $(TEST_PARALLEL))
+		$(GO) test ./operator/internal/controller/ -count=1)
 
 ##@ Lint
 

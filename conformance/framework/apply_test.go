@@ -137,7 +137,7 @@ type ref struct {
 // CRD and an object of its kind is applied server-side, then (as on a
 // cluster before 1.22) by create and update.
 func TestApplyAndDeleteStepsOnARealAPIServer(t *testing.T) {
-	t.Parallel() // its own API server and members: nothing shared
+	t.Parallel() // its own API server and members: nothing shared (TestMain)
 	kubeconfig, _ := apiservertest.Start(t)
 	p, err := profile.Load("../profiles/reference.yaml")
 	if err != nil {

@@ -30,7 +30,7 @@ const (
 // they happened; what is not the check's (the suite's traffic pod, an
 // event older than the recording, pods of other apps) is not.
 func TestClusterEventsRecordsAMemberPodsLifeEventsAndTheOperator(t *testing.T) {
-	t.Parallel() // its own API server and members: nothing shared
+	t.Parallel() // its own API server and members: nothing shared (TestMain)
 	kubeconfig, _ := apiservertest.Start(t)
 	p := &profile.Profile{
 		Operator: profile.Operator{Namespace: eventsOperatorNS, Deployment: "etcd-operator"},

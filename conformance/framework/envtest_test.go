@@ -18,7 +18,7 @@ import (
 // cluster CR from its template, patch size and version at the profile's
 // field paths, read the bindings, and see the install in the inventory.
 func TestProfileDrivenClusterOpsOnARealAPIServer(t *testing.T) {
-	t.Parallel() // its own API server and members: nothing shared
+	t.Parallel() // its own API server and members: nothing shared (TestMain)
 	p := loadProfile(t, "../profiles/coreos-v0.9.4.yaml")
 	ctx := context.Background()
 	e := envOnAPIServer(t, p)

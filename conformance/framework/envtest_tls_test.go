@@ -15,7 +15,7 @@ import (
 // cluster's namespace counts them as the run's, not as the operator's
 // leftovers; once the CR is gone the suite deletes them.
 func TestTLSSecretsAreTheRunsOnARealAPIServer(t *testing.T) {
-	t.Parallel() // its own API server and members: nothing shared
+	t.Parallel() // its own API server and members: nothing shared (TestMain)
 	// coreos' install (CRD, namespace) with the TLS of reference-tls.yaml.
 	p := loadProfile(t, "../profiles/coreos-v0.9.4.yaml")
 	p.Cluster.TLS = loadProfile(t, "../profiles/reference-tls.yaml").Cluster.TLS

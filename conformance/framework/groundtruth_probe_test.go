@@ -24,7 +24,7 @@ import (
 // probe's later questions, and the members that answer give the member
 // list and the hashes. Against a real API server and real etcd members.
 func TestGroundTruthAsksASilentMemberOnce(t *testing.T) {
-	t.Parallel() // its own API server and members: nothing shared
+	t.Parallel() // its own API server and members: nothing shared (TestMain)
 	e, c, members := demoClusterOnRealMembers(t)
 	ctx := context.Background()
 	// demo-0 is first in name order, as the old probe asked it first.

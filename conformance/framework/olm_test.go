@@ -25,7 +25,7 @@ import (
 // installs the named CSV and only then ends, once the CSV has Succeeded; a
 // CSV that fails, or no InstallPlan at all, is an error saying so.
 func TestApproveInstallPlanOnARealAPIServer(t *testing.T) {
-	t.Parallel() // its own API server and members: nothing shared
+	t.Parallel() // its own API server and members: nothing shared (TestMain)
 	kubeconfig, _ := apiservertest.Start(t)
 	ctx := context.Background()
 	e, err := NewEnv(ctx, Options{Kubeconfig: kubeconfig, ReportDir: t.TempDir()}, &profile.Profile{}, &profile.Config{})

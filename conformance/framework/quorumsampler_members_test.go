@@ -13,7 +13,7 @@ import (
 // below quorum. A pod whose port cannot be
 // reached is not counted as stopped.
 func TestQuorumSamplerOnRealMembers(t *testing.T) {
-	t.Parallel() // its own API server and members: nothing shared
+	t.Parallel() // its own API server and members: nothing shared (TestMain)
 	e, c, members := demoClusterOnRealMembers(t)
 	ctx := context.Background()
 	ports := map[string]int{}

@@ -19,7 +19,7 @@ import (
 // of its name. A wildcard ClusterRole bound to its namespace's group was
 // invisible before: the rbac check saw no grant and passed.
 func TestGrantsFollowEveryBindingToTheServiceAccount(t *testing.T) {
-	t.Parallel() // its own API server and members: nothing shared
+	t.Parallel() // its own API server and members: nothing shared (TestMain)
 	p := loadProfile(t, "../profiles/reference.yaml")
 	ctx := context.Background()
 	e := envOnAPIServer(t, p)

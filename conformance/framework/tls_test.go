@@ -66,7 +66,7 @@ func put(t *testing.T, cfg clientv3.Config) error {
 // itself) answer. A client without the certificate, with a certificate
 // of another CA, or in plain text is refused.
 func TestClientConfigSpeaksTLSToAMemberThatRequiresClientCertificates(t *testing.T) {
-	t.Parallel() // its own API server and members: nothing shared
+	t.Parallel() // its own API server and members: nothing shared (TestMain)
 	port, certs := tlsMember(t)
 	client, err := certs.ClientTLS()
 	if err != nil {

@@ -3,6 +3,7 @@ package controller_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/url"
 	"os"
@@ -11,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,13 +78,42 @@ type memberProcess struct {
 	restarts int32
 }
 
-var podIPs atomic.Uint32
+// podIPs are the addresses handed out in this process.
+var podIPs = struct {
+	sync.Mutex
+	used map[string]bool
+}{used: map[string]bool{}}
 
-// nextPodIP hands out loopback addresses (127.0.1.1, 127.0.1.2, ...): each
-// member listens on the real ports 2379 and 2380 of its own address.
+// nextPodIP hands out a loopback address in 127.0.1.0-127.0.255.255 (left
+// to per-pod addresses by internal/loopback) that this process has not
+// handed out before and on whose ports 2379 and 2380 nothing listens: each
+// member listens on the real ports of its own address. Drawn at random, so
+// that two test processes beside each other (make test and a developer's
+// go test) do not start members on one address and join each other.
 func nextPodIP() net.IP {
-	n := podIPs.Add(1) - 1
-	return net.IPv4(127, 0, byte(1+n/250), byte(1+n%250)).To4()
+	podIPs.Lock()
+	defer podIPs.Unlock()
+	for range 1000 {
+		ip := net.IPv4(127, 0, byte(1+rand.IntN(255)), byte(1+rand.IntN(254))).To4()
+		if podIPs.used[ip.String()] || !portsFree(ip, 2379, 2380) {
+			continue
+		}
+		podIPs.used[ip.String()] = true
+		return ip
+	}
+	panic("no free loopback address for a member pod in 1000 draws")
+}
+
+// portsFree says whether nothing listens on ip's ports.
+func portsFree(ip net.IP, ports ...int) bool {
+	for _, port := range ports {
+		l, err := net.Listen("tcp", net.JoinHostPort(ip.String(), strconv.Itoa(port)))
+		if err != nil {
+			return false
+		}
+		_ = l.Close()
+	}
+	return true
 }
 
 // runEtcdKubelet starts the kubelet for namespace ns until the test ends.

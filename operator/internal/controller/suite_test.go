@@ -32,6 +32,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
+	"github.com/etcdproof/etcdproof/internal/testparallel"
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
 	"github.com/etcdproof/etcdproof/operator/internal/controller"
 	"github.com/etcdproof/etcdproof/operator/internal/etcdadmin"
@@ -49,6 +50,9 @@ var (
 // TestMain starts a real kube-apiserver and etcd (envtest) with the generated
 // CRD installed. Without KUBEBUILDER_ASSETS (use `make test`) the tests skip.
 func TestMain(m *testing.M) {
+	// Tests on the API server mostly wait on etcd and the reconciler: run
+	// more of them at once than a small machine has cores (needAPIServer).
+	testparallel.Default(8)
 	gates := kubecompat.Install() // as the operator binary does
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(etcdv1beta2.AddToScheme(scheme))
@@ -101,7 +105,7 @@ func needAPIServer(t *testing.T) {
 	// Every test on the API server works in namespaces of its own, with its
 	// own manager and its own members on loopback addresses of their own,
 	// and most of its time is spent waiting on etcd and the reconciler: run
-	// them side by side (go test -parallel).
+	// them side by side (TestMain raises -parallel).
 	t.Parallel()
 }
 
