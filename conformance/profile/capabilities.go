@@ -47,6 +47,10 @@ type Capabilities struct {
 	// brings back exactly the backup's data. BackupRestoreCoreosAPI claims
 	// it through coreos v0.9.4's EtcdBackup and EtcdRestore (S3 storage).
 	BackupRestore BackupRestoreClaim `json:"backupRestore,omitempty"`
+	// Insights: the operator records Events on the cluster's CR about
+	// what it does, and serves metrics about the cluster that agree with
+	// etcd (insights.go); nil claims nothing.
+	Insights *Insights `json:"insights,omitempty"`
 }
 
 // SpaceClaim is what a profile claims about a full backend.
@@ -73,10 +77,11 @@ const (
 	QuorumLossLossy   QuorumLossClaim = "lossy"
 )
 
-// Claims reports whether the profile claims the capability a fault check
-// needs (FaultChecks); the book's checks are claimed through the fields above.
+// Claims reports whether the profile claims the capability a check
+// required only when claimed needs (ClaimedChecks); the book's checks are
+// claimed through the fields above.
 func (c Capabilities) Claims(check string) bool {
-	if !slices.Contains(FaultChecks, check) {
+	if !slices.Contains(ClaimedChecks, check) {
 		return false
 	}
 	_, claimed := c.capabilityOf(check)
@@ -116,19 +121,23 @@ func (c Capabilities) capabilityOf(check string) (name string, claimed bool) {
 		return "operatorUpgrade", c.OperatorUpgrade
 	case "backup-restore", "bad-restore":
 		return "backupRestore", c.BackupRestore != ""
+	case "insights":
+		return "insights", c.Insights != nil
 	}
 	return "", true
 }
 
 // CheckLabels are the Ginkgo labels of the checks, in run order (rbac and
 // cleanup last: they judge what the others made the operator do).
-var CheckLabels = []string{"create", "scale", "replace", "kill", "partition", "quorum-loss", "recreate-over-claims", "node-loss", "drain", "drain-during-rollout", "operator-crash", "operator-upgrade", "backup-restore", "bad-restore", "space", "upgrade", "rbac", "cleanup"}
+var CheckLabels = []string{"create", "scale", "replace", "insights", "kill", "partition", "quorum-loss", "recreate-over-claims", "node-loss", "drain", "drain-during-rollout", "operator-crash", "operator-upgrade", "backup-restore", "bad-restore", "space", "upgrade", "rbac", "cleanup"}
 
 // BookChecks are the six checks of the book, required unless --require says
-// otherwise; FaultChecks are required when the profile claims them.
+// otherwise; FaultChecks (the label group "faults") and the insights check
+// are required when the profile claims them: ClaimedChecks.
 var (
-	BookChecks  = []string{"create", "scale", "replace", "upgrade", "rbac", "cleanup"}
-	FaultChecks = []string{"kill", "partition", "quorum-loss", "recreate-over-claims", "node-loss", "drain", "drain-during-rollout", "operator-crash", "operator-upgrade", "backup-restore", "bad-restore", "space"}
+	BookChecks    = []string{"create", "scale", "replace", "upgrade", "rbac", "cleanup"}
+	FaultChecks   = []string{"kill", "partition", "quorum-loss", "recreate-over-claims", "node-loss", "drain", "drain-during-rollout", "operator-crash", "operator-upgrade", "backup-restore", "bad-restore", "space"}
+	ClaimedChecks = slices.Concat(FaultChecks, []string{"insights"})
 )
 
 // CheckGroups are labels that select a group of checks in a label filter

@@ -51,6 +51,9 @@ type Sizes struct {
 	ScaleFrom int `json:"scaleFrom"`
 	ScaleTo   int `json:"scaleTo"`
 	Replace   int `json:"replace"`
+	// Insights is the size of the cluster one member of which the
+	// insights check deletes, to watch the operator report its replacement.
+	Insights  int `json:"insights"`
 	Kill      int `json:"kill"`
 	Partition int `json:"partition"`
 	Space     int `json:"space"`
@@ -157,7 +160,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Traffic.validate()...)
 	for field, v := range map[string]int{
 		"sizes.create": c.Sizes.Create, "sizes.scaleFrom": c.Sizes.ScaleFrom, "sizes.scaleTo": c.Sizes.ScaleTo,
-		"sizes.replace": c.Sizes.Replace, "sizes.kill": c.Sizes.Kill, "sizes.partition": c.Sizes.Partition, "sizes.space": c.Sizes.Space, "sizes.quorumLoss": c.Sizes.QuorumLoss, "sizes.nodeLoss": c.Sizes.NodeLoss, "sizes.drain": c.Sizes.Drain, "sizes.operatorCrash": c.Sizes.OperatorCrash,
+		"sizes.replace": c.Sizes.Replace, "sizes.insights": c.Sizes.Insights, "sizes.kill": c.Sizes.Kill, "sizes.partition": c.Sizes.Partition, "sizes.space": c.Sizes.Space, "sizes.quorumLoss": c.Sizes.QuorumLoss, "sizes.nodeLoss": c.Sizes.NodeLoss, "sizes.drain": c.Sizes.Drain, "sizes.operatorCrash": c.Sizes.OperatorCrash,
 		"sizes.operatorUpgrade": c.Sizes.OperatorUpgrade, "sizes.backupRestore": c.Sizes.BackupRestore,
 		"operatorCrash.killsPerStep": c.OperatorCrash.KillsPerStep, "sizes.upgrade": c.Sizes.Upgrade,
 		"traffic.clients": c.Traffic.Clients, "traffic.keys": c.Traffic.Keys, "traffic.ratePerSecond": c.Traffic.RatePerSecond,
@@ -168,6 +171,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Sizes.Replace > 0 && c.Sizes.Replace < 3 {
 		errs = append(errs, fmt.Errorf("  sizes.replace: must be at least 3 to keep quorum while a member is replaced, got %d", c.Sizes.Replace))
+	}
+	if c.Sizes.Insights > 0 && c.Sizes.Insights < 3 {
+		errs = append(errs, fmt.Errorf("  sizes.insights: must be at least 3 to keep quorum while a member is replaced, got %d", c.Sizes.Insights))
 	}
 	if c.Sizes.Kill > 0 && c.Sizes.Kill < 3 {
 		errs = append(errs, fmt.Errorf("  sizes.kill: must be at least 3 to keep quorum while a member is killed, got %d", c.Sizes.Kill))

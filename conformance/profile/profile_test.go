@@ -54,10 +54,12 @@ func TestShippedProfilesAndConfigLoad(t *testing.T) {
 	c.GetIntervals("operator-crash", "no-leftovers")
 	c.GetIntervals("operator-upgrade", "operator-replaced")
 	c.GetIntervals("operator-upgrade", "settle")
+	c.GetIntervals("insights", "event")
+	c.GetIntervals("insights", "metric")
 	if kills, first, pause := c.OperatorCrash.Schedule(); kills < 1 || first <= 0 || pause <= 0 {
 		t.Errorf("operatorCrash schedule = %d kills, first within %s, pause %s", kills, first, pause)
 	}
-	for _, b := range []string{"kill/recovery", "kill/longest-write-gap", "quorum-loss/recovery", "node-loss/recovery", "node-loss/longest-write-gap", "operator-crash/step", "operator-upgrade/operator-replaced", "operator-upgrade/longest-write-gap", "create/time-to-ready", "scale/time-to-scale", "replace/mttr", "upgrade/duration", "upgrade/longest-write-gap", "scale/longest-write-gap", "replace/longest-write-gap"} {
+	for _, b := range []string{"kill/recovery", "kill/longest-write-gap", "quorum-loss/recovery", "node-loss/recovery", "node-loss/longest-write-gap", "operator-crash/step", "operator-upgrade/operator-replaced", "operator-upgrade/longest-write-gap", "create/time-to-ready", "scale/time-to-scale", "replace/mttr", "insights/event", "insights/metric", "upgrade/duration", "upgrade/longest-write-gap", "scale/longest-write-gap", "replace/longest-write-gap"} {
 		c.Budget(b)
 	}
 }
@@ -238,10 +240,11 @@ func TestUnreadableAuditLogOnlyMeansSomethingToRBAC(t *testing.T) {
 	}
 }
 
-// Each fault check is claimed by its own capability, and by nothing else;
-// but members on claims (quorumLoss: durable) are asked to survive their CR
-// created again over those claims too.
-func TestClaimsNameEachFaultCheck(t *testing.T) {
+// Each claimed check (the fault checks and insights) is claimed by its own
+// capability, and by nothing else; but members on claims (quorumLoss:
+// durable) are asked to survive their CR created again over those claims
+// too.
+func TestClaimsNameEachClaimedCheck(t *testing.T) {
 	also := map[string]string{"recreate-over-claims": "quorum-loss", "bad-restore": "backup-restore", "backup-restore": "bad-restore", "drain": "drain-during-rollout", "drain-during-rollout": "drain"}
 	claims := map[string]Capabilities{
 		"kill":                 {Kill: true},
@@ -256,14 +259,15 @@ func TestClaimsNameEachFaultCheck(t *testing.T) {
 		"operator-upgrade":     {OperatorUpgrade: true},
 		"backup-restore":       {BackupRestore: BackupRestoreCoreosAPI},
 		"bad-restore":          {BackupRestore: BackupRestoreCoreosAPI},
+		"insights":             {Insights: &Insights{}},
 	}
-	for _, check := range FaultChecks {
+	for _, check := range ClaimedChecks {
 		caps, ok := claims[check]
 		if !ok {
-			t.Errorf("fault check %s has no case here", check)
+			t.Errorf("claimed check %s has no case here", check)
 			continue
 		}
-		for _, other := range FaultChecks {
+		for _, other := range ClaimedChecks {
 			if got := caps.Claims(other); got != (other == check || also[check] == other) {
 				t.Errorf("%+v claims %s = %v", caps, other, got)
 			}

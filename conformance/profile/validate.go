@@ -24,6 +24,7 @@ func (p *Profile) Validate() error {
 		p.validateCapabilities,
 		p.validateTemplates,
 		p.validateTLS,
+		p.validateInsights,
 	} {
 		errs = append(errs, validate()...)
 	}

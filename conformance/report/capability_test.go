@@ -33,7 +33,11 @@ func TestCapabilityLevelIsProvenByPassedChecksOnly(t *testing.T) {
 		level  int
 		next   string
 	}{
-		{"every check passed: Deep Insights is not tested, so Full Lifecycle", nil, 3, "Deep Insights (level 4) not proven: no check observes"},
+		{"every check passed: Auto Pilot", nil, 5, ""},
+		{"insights not claimed: Full Lifecycle", map[string]report.State{"insights": report.NotClaimed}, 3,
+			"Deep Insights (level 4) not proven: insights not claimed"},
+		{"insights failed, Auto Pilot's checks passed: still Full Lifecycle", map[string]report.State{"insights": report.Failed}, 3,
+			"Deep Insights (level 4) not proven: insights failed"},
 		{"one node only: drain not selected", map[string]report.State{"drain": report.NotSelected, "node-loss": report.NotSelected}, 2,
 			"Full Lifecycle (level 3) not proven: drain not selected"},
 		{"emptyDir only: recreate-over-claims not claimed", map[string]report.State{"recreate-over-claims": report.NotClaimed}, 2,

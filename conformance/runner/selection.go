@@ -42,10 +42,10 @@ func Selected(filter, check string) bool {
 }
 
 // RequiredChecks is the set of checks that must pass: the --require list
-// when given; otherwise the book's six checks and the fault checks the
-// profile claims, or with a label filter those it selects (narrowing the run
-// narrows what it certifies, and says so). A fault check a profile does not
-// claim is reported as not claimed without failing the run: claiming it is
+// when given; otherwise the book's six checks and the claimed checks (the
+// fault checks and insights) the profile claims, or with a label filter
+// those it selects (narrowing the run narrows what it certifies, and says
+// so). A claimed check a profile does not claim is reported as not claimed without failing the run: claiming it is
 // how a profile asks to be certified for it.
 func RequiredChecks(filter string, require []string, claims profile.Capabilities) []string {
 	if require != nil {

@@ -34,7 +34,7 @@ type outcome struct {
 
 func (o outcome) judge() *report.Report {
 	rec := report.NewRecorder()
-	for _, c := range profile.FaultChecks {
+	for _, c := range profile.ClaimedChecks {
 		if !o.claims.Claims(c) {
 			rec.NotClaimed(c, "profile does not claim "+c) // as the spec does
 		}
@@ -56,15 +56,16 @@ func states(rep *report.Report) map[string]report.State {
 }
 
 // allPassedBut is a run where every check passed but label, whose spec
-// report is sr; the fault checks, which no outcome claims unless it says
-// so, skip as not claimed (see judge).
+// report is sr; the checks run only when claimed (the fault checks and
+// insights), which no outcome claims unless it says so, skip as not
+// claimed (see judge).
 func allPassedBut(label string, sr types.SpecReport) []types.SpecReport {
 	var out []types.SpecReport
 	for _, l := range profile.CheckLabels {
 		switch {
 		case l == label:
 			out = append(out, sr)
-		case slices.Contains(profile.FaultChecks, l):
+		case slices.Contains(profile.ClaimedChecks, l):
 			out = append(out, it(l, types.SpecStateSkipped, "profile does not claim "+l, types.NodeTypeIt))
 		default:
 			out = append(out, passedIt(l))

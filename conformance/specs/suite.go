@@ -81,6 +81,13 @@ func Register(cfg *profile.Config, get func() *Suite, floor bool) {
 			})
 		}, SpecTimeout(cfg.SpecTimeout("replace")))
 
+		It("tells of a member's replacement in Events and metrics that agree with etcd", Label(profile.LabelsOf("insights")...), func(ctx SpecContext) {
+			InsightsSpec(ctx, func() InsightsSpecInput {
+				s := get()
+				return InsightsSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
+			})
+		}, SpecTimeout(cfg.SpecTimeout("insights")))
+
 		It("brings members back after their etcd process is killed", Label(profile.LabelsOf("kill")...), func(ctx SpecContext) {
 			KillSpec(ctx, func() KillSpecInput {
 				s := get()

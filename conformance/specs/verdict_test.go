@@ -67,6 +67,10 @@ var _ = Describe("verdicts", func() {
 		e, rep := verdictInput("replace not claimed", "", profile.Capabilities{})
 		ReplaceSpec(ctx, func() ReplaceSpecInput { return ReplaceSpecInput{Env: e, Report: rep, Namespaces: e} })
 	})
+	It("insights not claimed", func(ctx SpecContext) {
+		e, rep := verdictInput("insights not claimed", "", profile.Capabilities{DeadMemberReplacement: true})
+		InsightsSpec(ctx, func() InsightsSpecInput { return InsightsSpecInput{Env: e, Report: rep, Namespaces: e} })
+	})
 	It("upgrade not claimed", func(ctx SpecContext) {
 		e, rep := verdictInput("upgrade not claimed", "", profile.Capabilities{})
 		UpgradeSpec(ctx, func() UpgradeSpecInput { return UpgradeSpecInput{Env: e, Report: rep, Namespaces: e} })
@@ -127,6 +131,7 @@ func TestSpecsThatCannotObserveAreIncompleteOrNotClaimed(t *testing.T) {
 		"scale not claimed":                           {"scale", "profile does not claim scaleUp", report.NotClaimed, types.SpecStateSkipped, ""},
 		"replace not claimed":                         {"replace", "profile does not claim deadMemberReplacement", report.NotClaimed, types.SpecStateSkipped, ""},
 		"upgrade not claimed":                         {"upgrade", "profile does not claim upgrade", report.NotClaimed, types.SpecStateSkipped, ""},
+		"insights not claimed":                        {"insights", "profile does not claim insights", report.NotClaimed, types.SpecStateSkipped, ""},
 		"scale without a report":                      {"scale", "", report.State(""), types.SpecStateFailed, ""},
 	}
 	seen := 0

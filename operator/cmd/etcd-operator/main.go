@@ -283,7 +283,7 @@ func run(ctx context.Context, restCfg *rest.Config, gates *kubecompat.Gates, o o
 			"skipDeadMemberRemoval", o.unsafe.SkipDeadMemberRemoval, "upgradeAllAtOnce", o.unsafe.UpgradeAllAtOnce, "restartBeforeRejoin", o.unsafe.RestartBeforeRejoin, "replaceUnanswering", o.unsafe.ReplaceUnanswering, "leaveNoSpace", o.unsafe.LeaveNoSpace,
 			"rebootstrapAfterQuorumLoss", o.unsafe.RebootstrapAfterQuorumLoss, "restoreWithoutData", o.unsafe.RestoreWithoutData,
 			"bootstrapBesideClaims", o.unsafe.BootstrapBesideClaims, "restoreUnchecked", o.unsafe.RestoreUnchecked,
-			"omitCurrentVersion", o.unsafe.OmitCurrentVersion, "budgetFromSize", o.unsafe.BudgetFromSize,
+			"omitCurrentVersion", o.unsafe.OmitCurrentVersion, "budgetFromSize", o.unsafe.BudgetFromSize, "silent", o.unsafe.Silent,
 			"leavePVCOnDelete", o.unsafeMembers.LeavePVCOnDelete, "shellProbe", o.unsafeMembers.ShellProbe)
 	}
 	r := &controller.Reconciler{

@@ -14,7 +14,7 @@ func TestReleasedBuildRefusesUnsafeFlags(t *testing.T) {
 	t.Setenv("POD_NAMESPACE", "")
 	for _, flag := range []string{"--unsafe-skip-dead-member-removal", "--unsafe-upgrade-all-at-once",
 		"--unsafe-rebootstrap-after-quorum-loss", "--unsafe-restore-without-data", "--unsafe-bootstrap-beside-claims",
-		"--unsafe-restore-unchecked", "--unsafe-omit-current-version", "--unsafe-budget-from-size",
+		"--unsafe-restore-unchecked", "--unsafe-omit-current-version", "--unsafe-budget-from-size", "--unsafe-silent",
 		"--unsafe-leave-pvc-on-delete", "--unsafe-shell-probe"} {
 		_, _, err := parseFlags([]string{"--namespace=a", flag})
 		if err == nil || !strings.Contains(err.Error(), "flag provided but not defined") {

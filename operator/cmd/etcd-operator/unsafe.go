@@ -31,6 +31,8 @@ func bindUnsafeFlags(fs *flag.FlagSet, o *options) {
 		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): never write status.currentVersion.")
 	fs.BoolVar(&o.unsafe.BudgetFromSize, "unsafe-budget-from-size", false,
 		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): give clusters a PodDisruptionBudget of maxUnavailable 1, which Kubernetes counts against spec.size rather than against the voters etcd lists.")
+	fs.BoolVar(&o.unsafe.Silent, "unsafe-silent", false,
+		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): record no Events and set no metric about the clusters it looks after; /metrics is served, without them.")
 	fs.BoolVar(&o.unsafeMembers.LeavePVCOnDelete, "unsafe-leave-pvc-on-delete", false,
 		"UNSAFE, TEST ONLY (known-bad mode for the conformance self-test): create one member claim of each cluster without an owner reference, so it is left behind when the cluster is deleted (clusters with spec.pod.persistentVolumeClaimSpec only).")
 	fs.BoolVar(&o.unsafeMembers.ShellProbe, "unsafe-shell-probe", false,

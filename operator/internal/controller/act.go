@@ -89,9 +89,7 @@ func (r *Reconciler) actFail(c *etcdv1beta2.EtcdCluster, a *plan.Action) {
 }
 
 func (r *Reconciler) event(c *etcdv1beta2.EtcdCluster, eventType, reason, action, note string, args ...any) {
-	if r.Recorder != nil {
-		r.Recorder.Eventf(c, nil, eventType, reason, action, note, args...)
-	}
+	r.memberEvent(c, nil, eventType, reason, action, note, args...)
 }
 
 // memberEvent is event with the member's pod as the related object. The
@@ -99,7 +97,7 @@ func (r *Reconciler) event(c *etcdv1beta2.EtcdCluster, eventType, reason, action
 // object into a series that keeps the first note, so one Event per member
 // needs the member named as related.
 func (r *Reconciler) memberEvent(c *etcdv1beta2.EtcdCluster, pod *corev1.Pod, eventType, reason, action, note string, args ...any) {
-	if r.Recorder == nil {
+	if r.Recorder == nil || r.Options.Silent { // Silent: UNSAFE, self-test only
 		return
 	}
 	if pod == nil {
@@ -110,10 +108,21 @@ func (r *Reconciler) memberEvent(c *etcdv1beta2.EtcdCluster, pod *corev1.Pod, ev
 }
 
 func (r *Reconciler) count(c *etcdv1beta2.EtcdCluster, change string) {
-	metrics.MembershipChanges.WithLabelValues(c.Namespace, c.Name, change).Inc()
+	if !r.Options.Silent { // UNSAFE, self-test only
+		metrics.MembershipChanges.WithLabelValues(c.Namespace, c.Name, change).Inc()
+	}
 }
 
 func (r *Reconciler) upgraded(c *etcdv1beta2.EtcdCluster, note string, args ...any) {
-	metrics.MemberUpgrades.WithLabelValues(c.Namespace, c.Name).Inc()
+	if !r.Options.Silent { // UNSAFE, self-test only
+		metrics.MemberUpgrades.WithLabelValues(c.Namespace, c.Name).Inc()
+	}
 	r.event(c, corev1.EventTypeNormal, conditions.EventMemberUpgraded, "Upgrade", note, args...)
+}
+
+// countReplacement counts a dead member removed to be replaced.
+func (r *Reconciler) countReplacement(c *etcdv1beta2.EtcdCluster) {
+	if !r.Options.Silent { // UNSAFE, self-test only
+		metrics.DeadMemberReplacements.WithLabelValues(c.Namespace, c.Name).Inc()
+	}
 }

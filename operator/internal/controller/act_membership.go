@@ -9,7 +9,6 @@ import (
 	"github.com/etcdproof/etcdproof/operator/internal/conditions"
 	"github.com/etcdproof/etcdproof/operator/internal/desired"
 	"github.com/etcdproof/etcdproof/operator/internal/etcdadmin"
-	"github.com/etcdproof/etcdproof/operator/internal/metrics"
 	"github.com/etcdproof/etcdproof/operator/internal/plan"
 )
 
@@ -68,7 +67,7 @@ func (r *Reconciler) actRemoveDeadMember(ctx context.Context, c *etcdv1beta2.Etc
 	if err := r.removeMember(ctx, c, obs, a); err != nil {
 		return err
 	}
-	metrics.DeadMemberReplacements.WithLabelValues(c.Namespace, c.Name).Inc()
+	r.countReplacement(c)
 	return nil
 }
 

@@ -234,7 +234,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		status.CurrentVersion = "" // UNSAFE, self-test only
 	}
 	r.reportRestore(ctx, &cluster, obs, action, status)
-	updateMetrics(&cluster, status)
+	if !r.Options.Silent { // UNSAFE, self-test only
+		updateMetrics(&cluster, status)
+	}
 	r.recordRefusal(&cluster, status)
 	r.warnEvenSize(&cluster, status)
 	if !equality.Semantic.DeepEqual(cluster.Status, *status) {

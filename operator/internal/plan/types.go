@@ -237,6 +237,10 @@ type Options struct {
 	// had before (maxUnavailable 1, counted by Kubernetes against
 	// spec.size, not against the voters etcd lists).
 	BudgetFromSize bool
+	// Silent records no Events and sets no metric of the cluster (the
+	// insights check's known-bad variant); the plan itself does not read
+	// it. The cluster is looked after all the same: nobody is told.
+	Silent bool
 }
 
 // Kind names an action.
