@@ -145,7 +145,10 @@ func (r *BackupReconciler) due(b *etcdv1beta2.EtcdBackup) (time.Time, bool) {
 // finish records what the ended pod p did and deletes it.
 func (r *BackupReconciler) finish(ctx context.Context, b *etcdv1beta2.EtcdBackup, p *corev1.Pod) error {
 	want := b.Status
-	now := metav1.NewTime(r.now())
+	// When the pod ended, not when this pass runs: a pass that finishes
+	// the same pod again (its status write seen late) must not move the
+	// date that restores name the backup by.
+	now := metav1.NewTime(endedAt(p, r.now()))
 	want.LastAttemptDate = &now
 	msg, ended := terminationMessage(p)
 	res, err := backup.ParseResult(msg)
@@ -159,6 +162,20 @@ func (r *BackupReconciler) finish(ctx context.Context, b *etcdv1beta2.EtcdBackup
 		want.Reason = "backup failed: " + firstNonEmpty(strings.TrimSpace(msg), p.Status.Message, p.Status.Reason, ended)
 	}
 	return r.ended(ctx, b, p, want)
+}
+
+// endedAt is when p's last container ended, or now when no kubelet said.
+func endedAt(p *corev1.Pod, now time.Time) time.Time {
+	var last time.Time
+	for _, cs := range p.Status.ContainerStatuses {
+		if t := cs.State.Terminated; t != nil && t.FinishedAt.After(last) {
+			last = t.FinishedAt.Time
+		}
+	}
+	if last.IsZero() {
+		return now
+	}
+	return last
 }
 
 // notStarted fails the attempt whose pod p no kubelet took within the start
