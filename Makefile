@@ -240,9 +240,9 @@ smoke: ## Check the cluster: a 3-member etcd StatefulSet serves put/get through 
 PROFILE ?= reference
 ETCDPROOF_IMAGE ?= etcdproof/etcdproof:dev
 # Checks to run, a Ginkgo label filter, e.g. LABEL_FILTER='create||scale', or the groups
-# 'faults' and 'book' (default: all; on a cluster without KIND_TOPOLOGY=3workers,
-# scripts/run-conformance.sh leaves out node-loss and drain unless the filter names them:
-# they need a worker node per member, see e2e-nodes).
+# 'faults' and 'book' (default: all; etcdproof leaves out node-loss, drain and
+# drain-during-rollout on a cluster with fewer schedulable nodes than members unless the
+# filter names them: they need a worker node per member, see e2e-nodes).
 LABEL_FILTER ?=
 # Extra flags for `etcdproof run`, e.g. E2E_FLAGS=--skip-cleanup.
 E2E_FLAGS ?=

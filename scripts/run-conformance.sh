@@ -17,26 +17,7 @@ flags=(--kubeconfig "$(env_of KUBECONFIG)" --context "$(env_of KUBE_CONTEXT)"
 # (with the path and the error) instead of the check silently not running.
 flags+=(--audit-log "$(env_of ETCDPROOF_AUDIT_LOG)")
 
-# node-loss and drain need a worker node per member, which only the 3workers
-# topology has (make e2e-nodes). Everywhere else (make e2e, make results,
-# make e2e-selftest, CI) they are left out of a run without a label filter,
-# and of a filter that does not name them (LABEL_FILTER=faults), so they are
-# reported as not selected and not required, never as INCOMPLETE. A filter
-# that names them keeps them: the run then says why they cannot run here.
-args=("$@")
-if [[ ($command == run || $command == selftest) && ${KIND_TOPOLOGY:-} != 3workers ]]; then
-  one_node='!node-loss && !drain && !drain-during-rollout'
-  filter_at=-1
-  for i in "${!args[@]}"; do
-    [[ ${args[$i]} == --label-filter ]] && filter_at=$((i + 1))
-  done
-  if ((filter_at < 0)); then
-    log "== no --label-filter on a one-node cluster: leaving out node-loss, drain and drain-during-rollout (run them with make e2e-nodes)"
-    flags+=(--label-filter "$one_node")
-  elif [[ ${args[$filter_at]} != *node-loss* && ${args[$filter_at]} != *drain* ]]; then
-    log "== one-node cluster: leaving node-loss, drain and drain-during-rollout out of --label-filter '${args[$filter_at]}' (run them with make e2e-nodes)"
-    args[filter_at]="(${args[$filter_at]}) && $one_node"
-  fi
-fi
-
-exec "$ETCDPROOF_ROOT/bin/etcdproof" "$command" "${flags[@]}" "${args[@]}"
+# etcdproof itself leaves out the checks the cluster has too few nodes for
+# (node-loss, drain and drain-during-rollout need a worker per member) unless
+# the label filter names them, so this script passes the filter as given.
+exec "$ETCDPROOF_ROOT/bin/etcdproof" "$command" "${flags[@]}" "$@"

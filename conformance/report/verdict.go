@@ -19,7 +19,8 @@ const (
 	Incomplete State = "incomplete"
 	// NotClaimed: the profile does not claim the capability the check tests.
 	NotClaimed State = "notClaimed"
-	// NotSelected: left out by --label-filter.
+	// NotSelected: left out by --label-filter, or because the cluster has
+	// too few nodes for the check (runner.Select).
 	NotSelected State = "notSelected"
 	// Skipped: left out on purpose for another reason (e.g. --skip-cleanup).
 	Skipped State = "skipped"

@@ -18,14 +18,24 @@ import (
 // the report will judge it, how long it took against its spec's timeout,
 // and the first line of why it did not pass. Ginkgo's verbose output keeps
 // the steps; this line is what a person scanning the terminal looks for.
-// Checks left out by --label-filter print nothing; the floor, measured only
-// when asked for, prints its line too.
+// Checks the run does not select print nothing here (leftOut names those
+// left out for want of nodes before the specs start); the floor, measured
+// only when asked for, prints its line too.
 type checkLines struct {
 	w           io.Writer
 	rec         *report.Recorder
 	cfg         *profile.Config
-	filter      string
+	sel         Selection
 	setupFailed func() bool
+}
+
+// leftOut prints a line for each check left out for want of nodes, as
+// its report line reads: its name, not selected, and why.
+func (l checkLines) leftOut() {
+	for _, name := range l.sel.LeftOut() {
+		v := checkVerdict{State: report.NotSelected, Skipped: l.sel.Why(name)}
+		fmt.Fprintln(l.w, checkLine(name, v, 0, 0))
+	}
 }
 
 // specEnded is a ReportAfterEach body.
@@ -36,10 +46,10 @@ func (l checkLines) specEnded(sr types.SpecReport) {
 	name := checkOf(sr)
 	if slices.Contains(sr.Labels(), specs.FloorCheck) {
 		name = specs.FloorCheck
-	} else if name == "" || !Selected(l.filter, name) {
+	} else if name == "" || !l.sel.Selected(name) {
 		return
 	}
-	v := checkState(l.rec.Check(name), sr, true, true, l.setupFailed())
+	v := checkState(l.rec.Check(name), sr, true, "", l.setupFailed())
 	fmt.Fprintln(l.w, checkLine(name, v, sr.RunTime, l.cfg.SpecTimeout(name)))
 }
 

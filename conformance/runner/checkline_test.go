@@ -25,7 +25,7 @@ func TestEachCheckGetsOneLineWithItsVerdictAndTime(t *testing.T) {
 	rec.Incomplete("replace", "the quorum sampler never connected")
 	rec.NotClaimed("drain", "profile does not claim drain")
 	var out bytes.Buffer
-	lines := checkLines{w: &out, rec: rec, cfg: cfg, filter: "!rbac", setupFailed: func() bool { return false }}
+	lines := checkLines{w: &out, rec: rec, cfg: cfg, sel: Select("!rbac", nil, cfg.Sizes, UnknownNodes), setupFailed: func() bool { return false }}
 
 	ran := func(sr types.SpecReport, took time.Duration) types.SpecReport { sr.RunTime = took; return sr }
 	lines.specEnded(ran(passedIt("floor"), 31*time.Second)) // asked for with --floor: printed whatever the filter
@@ -50,5 +50,22 @@ func TestEachCheckGetsOneLineWithItsVerdictAndTime(t *testing.T) {
 	// Saying the verdict early must not change the report's.
 	if n := len(rec.Check("replace").Notes); n != 0 {
 		t.Errorf("replace has %d notes after its line was printed, want 0", n)
+	}
+}
+
+// A check left out for want of nodes gets its line before the specs run,
+// saying why, as its report row does.
+func TestChecksLeftOutForWantOfNodesGetOneLineEach(t *testing.T) {
+	cfg, err := profile.LoadConfig("../config/suite.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	checkLines{w: &out, cfg: cfg, sel: Select("", nil, cfg.Sizes, 1)}.leftOut()
+	want := "etcdproof: node-loss        not selected: needs 3 workers (one member on each), the cluster has 1 schedulable node\n" +
+		"etcdproof: drain            not selected: needs 3 workers (one member on each), the cluster has 1 schedulable node\n" +
+		"etcdproof: drain-during-rollout not selected: needs 3 workers (one member on each), the cluster has 1 schedulable node\n"
+	if out.String() != want {
+		t.Errorf("terminal lines:\n%s\nwant:\n%s", out.String(), want)
 	}
 }

@@ -106,16 +106,20 @@ func Run(ctx context.Context, o Options) int {
 	if err := env.EnsureImages(ctx, images, cfg.Timeout("install", "image-pull")); err != nil {
 		return couldNot(err)
 	}
+	// Before the specs: a check the cluster has too few nodes for is left
+	// out here, so make e2e and etcdproof run judge a cluster alike.
+	sel := Select(o.LabelFilter, o.Require, cfg.Sizes, countNodes(ctx, env.Kube))
 	suite := &specs.Suite{Env: env, Report: report.NewRecorder()}
 	specs.Register(cfg, func() *specs.Suite { return suite }, o.Floor)
 	gomega.RegisterFailHandler(ginkgo.Fail)
-	lines := checkLines{w: os.Stdout, rec: suite.Report, cfg: cfg, filter: o.LabelFilter, setupFailed: func() bool { return suite.SetupFailed }}
+	lines := checkLines{w: os.Stdout, rec: suite.Report, cfg: cfg, sel: sel, setupFailed: func() bool { return suite.SetupFailed }}
 	ginkgo.ReportAfterEach(lines.specEnded)
+	lines.leftOut()
 
 	suiteCfg, repCfg := ginkgo.GinkgoConfiguration()
-	suiteCfg.LabelFilter = o.LabelFilter
-	if o.Floor && o.LabelFilter != "" {
-		suiteCfg.LabelFilter = "(" + o.LabelFilter + ") || " + specs.FloorCheck
+	suiteCfg.LabelFilter = sel.GinkgoFilter()
+	if o.Floor && suiteCfg.LabelFilter != "" {
+		suiteCfg.LabelFilter = "(" + suiteCfg.LabelFilter + ") || " + specs.FloorCheck
 	}
 	suiteCfg.Timeout = o.Timeout
 	repCfg.Verbose = true
@@ -123,7 +127,7 @@ func Run(ctx context.Context, o Options) int {
 	t := &testingT{}
 	ginkgo.RunSpecs(t, "etcdproof "+p.Name, suiteCfg, repCfg)
 
-	rep := buildReport(ctx, o, env, suite, started)
+	rep := buildReport(ctx, o, env, sel, suite, started)
 	if t.failed && rep.Verdict == report.VerdictPass {
 		// Ginkgo saw a failure no check accounts for: never a pass.
 		rep.SuiteFailures = append(rep.SuiteFailures, "Ginkgo reported the suite as failed; see junit.xml")
@@ -152,11 +156,11 @@ func couldNot(err error) int {
 	return ExitCouldNot
 }
 
-func buildReport(ctx context.Context, o Options, env *framework.Env, s *specs.Suite, started time.Time) *report.Report {
+func buildReport(ctx context.Context, o Options, env *framework.Env, sel Selection, s *specs.Suite, started time.Time) *report.Report {
 	rep := &report.Report{SchemaVersion: report.SchemaVersion, Profile: env.Profile.Name, Started: started, Duration: report.Ms(time.Since(started))}
 	// The run's context may be cancelled (interrupt); the fingerprint is still wanted.
 	rep.Environment = environment(context.WithoutCancel(ctx), o, env)
-	judgeSpecs(rep, s.Report, s.GinkgoReport, o.LabelFilter, RequiredChecks(o.LabelFilter, o.Require, env.Profile.Capabilities), s.SetupFailed)
+	judgeSpecs(rep, s.Report, s.GinkgoReport, sel, RequiredChecks(sel, o.Require, env.Profile.Capabilities), s.SetupFailed)
 	if ctx.Err() != nil && len(rep.SuiteFailures) == 0 {
 		rep.SuiteFailures = append(rep.SuiteFailures, "interrupted before the end of the run")
 		rep.Judge()

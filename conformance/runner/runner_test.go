@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,9 @@ import (
 
 // A real API server without nodes: the operator installs but never becomes
 // available, so the run must end INCOMPLETE (2), not "fail" (1), and still
-// leave report.json, report.md, report.html and junit.xml.
+// leave report.json, report.md, report.html and junit.xml. The node checks
+// its filter selects by group are left out, not required, for want of
+// nodes. (Ginkgo runs one suite per process: this is the package's only run.)
 func TestRunThatCannotStartTheOperatorExitsTwoWithReports(t *testing.T) {
 	kubeconfig, assets := apiservertest.Start(t)
 	dir := t.TempDir()
@@ -39,7 +42,7 @@ func TestRunThatCannotStartTheOperatorExitsTwoWithReports(t *testing.T) {
 		Framework:   framework.Options{Kubeconfig: kubeconfig, Kubectl: filepath.Join(assets, "kubectl"), TrafficImage: "unused", ReportDir: reportDir, SkipCleanup: true},
 		ProfilePath: "../profiles/coreos-v0.9.4.yaml",
 		ConfigPath:  configPath,
-		LabelFilter: "create",
+		LabelFilter: "create || faults",
 		Timeout:     5 * time.Minute,
 	})
 	if code != ExitCouldNot {
@@ -52,6 +55,14 @@ func TestRunThatCannotStartTheOperatorExitsTwoWithReports(t *testing.T) {
 	got := states(rep)
 	if got["create"] != report.Incomplete || got["upgrade"] != report.NotSelected || rep.Verdict != report.VerdictIncomplete || rep.SetupFailure == "" {
 		t.Errorf("checks = %v, verdict = %q, setup failure = %q", got, rep.VerdictLine, rep.SetupFailure)
+	}
+	for _, c := range rep.Checks {
+		if !slices.Contains(nodeChecks, c.Name) {
+			continue
+		}
+		if c.State != report.NotSelected || c.Required || c.Reason() != "needs 3 workers (one member on each), the cluster has 0 schedulable nodes" {
+			t.Errorf("%s is %s (%q), required %v; want not selected for want of nodes, not required", c.Name, c.State, c.Reason(), c.Required)
+		}
 	}
 	for _, f := range []string{"report.md", "report.html", "junit.xml"} {
 		if _, err := os.Stat(filepath.Join(reportDir, f)); err != nil {

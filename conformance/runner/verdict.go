@@ -14,7 +14,7 @@ import (
 
 // judgeSpecs turns Ginkgo's spec reports and what the specs recorded into
 // the checks' states, then judges the run.
-func judgeSpecs(rep *report.Report, rec *report.Recorder, gr types.Report, filter string, required []string, setupFailed bool) {
+func judgeSpecs(rep *report.Report, rec *report.Recorder, gr types.Report, sel Selection, required []string, setupFailed bool) {
 	byLabel := map[string]types.SpecReport{}
 	for _, sr := range gr.SpecReports {
 		if sr.LeafNodeType != types.NodeTypeIt {
@@ -42,7 +42,7 @@ func judgeSpecs(rep *report.Report, rec *report.Recorder, gr types.Report, filte
 		if ran {
 			c.Started = sr.StartTime
 		}
-		v := checkState(c, sr, ran, Selected(filter, name), setupFailed)
+		v := checkState(c, sr, ran, sel.Why(name), setupFailed)
 		c.State, c.Failure, c.Incomplete, c.Skipped = v.State, v.Failure, v.Incomplete, v.Skipped
 		if v.Note != "" {
 			c.Notes = append(c.Notes, v.Note)
@@ -60,16 +60,17 @@ type checkVerdict struct {
 }
 
 // checkState decides one check's state from its spec's outcome and what the
-// spec recorded (c.State is Incomplete or NotClaimed when a spec said so).
+// spec recorded (c.State is Incomplete or NotClaimed when a spec said so);
+// notSelected is why the run did not select it, "" when it did.
 // A check only passes when its spec passed and nothing marked it
 // incomplete. It reads c only, so the runner can say a check's verdict as
 // soon as its spec ends and judge it again at the end of the run.
-func checkState(c *report.Check, sr types.SpecReport, ran, selected, setupFailed bool) checkVerdict {
+func checkState(c *report.Check, sr types.SpecReport, ran bool, notSelected string, setupFailed bool) checkVerdict {
 	marked, markedWhy := c.State, c.Incomplete
 	msg := sr.Failure.Message
 	switch {
-	case !selected:
-		return checkVerdict{State: report.NotSelected, Skipped: "not selected by --label-filter"}
+	case notSelected != "":
+		return checkVerdict{State: report.NotSelected, Skipped: notSelected}
 	case !ran:
 		return checkVerdict{State: report.Incomplete, Incomplete: "did not run: no spec carries this label"}
 	case sr.State == types.SpecStatePassed && marked == report.Incomplete:

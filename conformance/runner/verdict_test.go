@@ -30,6 +30,8 @@ type outcome struct {
 	require     []string
 	claims      profile.Capabilities
 	setupFailed bool
+	// nodes is the cluster's schedulable nodes; 0 for not counted.
+	nodes int
 }
 
 func (o outcome) judge() *report.Report {
@@ -42,8 +44,13 @@ func (o outcome) judge() *report.Report {
 	if o.mark != nil {
 		o.mark(rec)
 	}
+	nodes := o.nodes
+	if nodes == 0 {
+		nodes = UnknownNodes
+	}
+	sel := Select(o.filter, o.require, profile.Sizes{NodeLoss: 3, Drain: 3}, nodes)
 	rep := &report.Report{}
-	judgeSpecs(rep, rec, types.Report{SpecReports: o.specs}, o.filter, RequiredChecks(o.filter, o.require, o.claims), o.setupFailed)
+	judgeSpecs(rep, rec, types.Report{SpecReports: o.specs}, sel, RequiredChecks(sel, o.require, o.claims), o.setupFailed)
 	return rep
 }
 
@@ -115,6 +122,14 @@ func TestJudgeSpecsNeverPassesVacuously(t *testing.T) {
 			check: "rbac", want: report.NotSelected, reason: "not selected by --label-filter", verdict: report.VerdictPass, exit: ExitPass},
 		{name: "--label-filter create --require create,rbac", o: outcome{filter: "create", require: []string{"create", "rbac"}, specs: allPassedBut("rbac", it("rbac", types.SpecStateSkipped, "", types.NodeTypeInvalid))},
 			check: "rbac", want: report.NotSelected, verdict: report.VerdictIncomplete, exit: ExitCouldNot},
+		{name: "one node: node-loss not selected, not required (was: that from make e2e, INCOMPLETE from etcdproof run)",
+			o:     outcome{nodes: 1, claims: profile.Capabilities{NodeLoss: true}, specs: allPassedBut("node-loss", it("node-loss", types.SpecStateSkipped, "", types.NodeTypeInvalid))},
+			check: "node-loss", want: report.NotSelected, reason: "needs 3 workers (one member on each), the cluster has 1 schedulable node", verdict: report.VerdictPass, exit: ExitPass},
+		{name: "one node, --label-filter node-loss: asked for by name, it runs and is INCOMPLETE",
+			o: outcome{nodes: 1, filter: "node-loss", claims: profile.Capabilities{NodeLoss: true},
+				specs: []types.SpecReport{it("node-loss", types.SpecStateFailed, specs.IncompletePrefix+"the kind cluster has 0 worker nodes", types.NodeTypeIt)},
+				mark:  func(r *report.Recorder) { r.Incomplete("node-loss", "the kind cluster has 0 worker nodes") }},
+			check: "node-loss", want: report.Incomplete, reason: "0 worker nodes", verdict: report.VerdictIncomplete, exit: ExitCouldNot},
 		{name: "a real failure after Incomplete was recorded",
 			o: outcome{specs: allPassedBut("cleanup", it("cleanup", types.SpecStateFailed, "objects left behind", types.NodeTypeIt)),
 				mark: func(r *report.Recorder) { r.Incomplete("cleanup", "events not listed") }},
@@ -172,7 +187,7 @@ func TestRequiredChecks(t *testing.T) {
 		{"create", []string{"create", "rbac"}, "create,rbac", profile.Capabilities{}},
 		{"create && scale", nil, "", profile.Capabilities{}},
 	} {
-		if got := strings.Join(RequiredChecks(tc.filter, tc.require, tc.claims), ","); got != tc.want {
+		if got := strings.Join(RequiredChecks(Select(tc.filter, tc.require, profile.Sizes{}, UnknownNodes), tc.require, tc.claims), ","); got != tc.want {
 			t.Errorf("filter %q, require %v: %q, want %q", tc.filter, tc.require, got, tc.want)
 		}
 	}

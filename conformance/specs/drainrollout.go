@@ -60,8 +60,8 @@ func DrainDuringRolloutSpec(ctx SpecContext, inputGetter func() DrainDuringRollo
 	size, version, to := e.Config.Sizes.Drain, e.Profile.Etcd.Initial, e.Profile.Etcd.UpgradeTo
 	workers, err := nodes.Workers()
 	Expect(err).NotTo(HaveOccurred())
-	if len(workers) < size {
-		Incomplete(rep, check, "the kind cluster has %d worker nodes; the check needs %d: run it on a cluster made with KIND_TOPOLOGY=3workers (make e2e-nodes)", len(workers), size)
+	if need := WorkersNeeded(check, e.Config.Sizes); len(workers) < need {
+		Incomplete(rep, check, "the kind cluster has %d worker nodes; the check needs %d: run it on a cluster made with KIND_TOPOLOGY=3workers (make e2e-nodes)", len(workers), need)
 	}
 	c := newCluster(ctx, newClusterInput{Env: e, Report: rep, Namespaces: input.Namespaces, Check: check, Size: size + 2, Version: version})
 	marker := map[string]string{"etcdproof/marker/drain-during-rollout": "before-drains"}

@@ -55,9 +55,9 @@ func NodeLossSpec(ctx SpecContext, inputGetter func() NodeLossSpecInput) {
 	size, version := e.Config.Sizes.NodeLoss, e.Profile.Etcd.Initial
 	workers, err := nodes.Workers()
 	Expect(err).NotTo(HaveOccurred())
-	if len(workers) < size {
+	if need := WorkersNeeded(check, e.Config.Sizes); len(workers) < need {
 		Incomplete(rep, check, "the kind cluster has %d worker nodes (%s); the check needs %d, one member on each: run it on a cluster made with KIND_TOPOLOGY=3workers (make e2e-nodes)",
-			len(workers), strings.Join(workers, ", "), size)
+			len(workers), strings.Join(workers, ", "), need)
 	}
 	c := newCluster(ctx, newClusterInput{Env: e, Report: rep, Namespaces: input.Namespaces, Check: check, Size: size, Version: version})
 	whole := framework.Want{Size: size, Version: version}

@@ -27,7 +27,7 @@ func selftestCmd(ctx context.Context, args []string) int {
 	f.register(fs)
 	var reportDir, filter string
 	fs.StringVar(&reportDir, "report-dir", "_report/selftest", "one sub-folder per profile and check: <report-dir>/<profile>/<check>")
-	fs.StringVar(&filter, "label-filter", "", "run only the expectations whose check this Ginkgo label filter selects\n(node-loss and drain need a cluster with a worker per member)")
+	fs.StringVar(&filter, "label-filter", "", "run only the expectations whose check this Ginkgo label filter selects\n(node-loss and drain need a cluster with a worker per member: left out on a smaller one unless named here)")
 	dryRun := fs.Bool("dry-run", false, "load the profiles and list the runs without starting any (no cluster needed);\nexits 1 if a profile does not load or has no selftest section, as a real run would")
 	if err := fs.Parse(args); err != nil {
 		return runner.ExitCouldNot
@@ -45,7 +45,18 @@ func selftestCmd(ctx context.Context, args []string) int {
 			return runner.ExitCouldNot
 		}
 	}
-	runs, failures := planSelftest(profiles, filter, reportDir, os.Stdout)
+	cfg, err := profile.LoadConfig(f.o.ConfigPath)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "etcdproof selftest: %v\n", err)
+		return runner.ExitCouldNot
+	}
+	// Each run is limited to its check by name, so the runs themselves
+	// leave nothing out for want of nodes: the plan does, as a run would.
+	nodes := runner.UnknownNodes
+	if !*dryRun {
+		nodes = runner.CountNodes(ctx, f.o.Framework)
+	}
+	runs, failures := planSelftest(profiles, runner.Select(filter, nil, cfg.Sizes, nodes), reportDir, os.Stdout)
 	if *dryRun {
 		for _, r := range runs {
 			fmt.Printf("== selftest %s: %s must end %s with %q; report in %s\n", r.profile, r.x.Check, selftestState(&r.x).Label(), r.x.Reason, r.dir)
@@ -104,11 +115,11 @@ type selftestRun struct {
 // label names the run in errors: profile/check, as its report folder.
 func (r selftestRun) label() string { return r.profile + "/" + r.x.Check }
 
-// planSelftest loads each profile and lists a run per expectation the
-// label filter selects, with its report folder; it says on out which it
-// leaves out. A profile that does not load or has no selftest section is a
-// failure, and the others are still planned.
-func planSelftest(paths []string, filter, reportDir string, out io.Writer) ([]selftestRun, []error) {
+// planSelftest loads each profile and lists a run per expectation whose
+// check sel selects, with its report folder; it says on out which it
+// leaves out and why. A profile that does not load or has no selftest
+// section is a failure, and the others are still planned.
+func planSelftest(paths []string, sel runner.Selection, reportDir string, out io.Writer) ([]selftestRun, []error) {
 	var runs []selftestRun
 	var failures []error
 	for _, path := range paths {
@@ -122,8 +133,8 @@ func planSelftest(paths []string, filter, reportDir string, out io.Writer) ([]se
 			continue
 		}
 		for _, x := range p.Selftest {
-			if !runner.Selected(filter, x.Check) {
-				fmt.Fprintf(out, "== selftest %s: %s skipped (--label-filter %q leaves it out)\n", p.Name, x.Check, filter)
+			if !sel.Selected(x.Check) {
+				fmt.Fprintf(out, "== selftest %s: %s skipped: %s\n", p.Name, x.Check, sel.Why(x.Check))
 				continue
 			}
 			runs = append(runs, selftestRun{path: path, profile: p.Name, x: x, dir: filepath.Join(reportDir, p.Name, x.Check)})

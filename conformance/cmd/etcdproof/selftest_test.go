@@ -10,6 +10,7 @@ import (
 
 	"github.com/etcdproof/etcdproof/conformance/profile"
 	"github.com/etcdproof/etcdproof/conformance/report"
+	"github.com/etcdproof/etcdproof/conformance/runner"
 )
 
 func writeReport(t *testing.T, rep *report.Report) string {
@@ -72,9 +73,10 @@ func TestPlanSelftestRunsEachExpectationOnItsOwn(t *testing.T) {
 	if err != nil || len(profiles) == 0 {
 		t.Fatalf("selftest profiles: %v %v", profiles, err)
 	}
-	plan := func(filter string, paths ...string) (map[string]string, string, []error) {
+	sizes := profile.Sizes{NodeLoss: 3, Drain: 3}
+	plan := func(filter string, nodes int, paths ...string) (map[string]string, string, []error) {
 		var out strings.Builder
-		runs, failures := planSelftest(paths, filter, "/r", &out)
+		runs, failures := planSelftest(paths, runner.Select(filter, nil, sizes, nodes), "/r", &out)
 		dirs := map[string]string{}
 		for _, r := range runs {
 			if _, dup := dirs[r.label()]; dup {
@@ -85,8 +87,8 @@ func TestPlanSelftestRunsEachExpectationOnItsOwn(t *testing.T) {
 		return dirs, out.String(), failures
 	}
 
-	// make e2e-selftest on a one-node cluster (scripts/run-conformance.sh's filter).
-	dirs, out, failures := plan("!node-loss && !drain", profiles...)
+	// make e2e-selftest on a one-node cluster: the node checks are left out.
+	dirs, out, failures := plan("", 1, profiles...)
 	if len(failures) > 0 {
 		t.Fatal(failures)
 	}
@@ -102,17 +104,17 @@ func TestPlanSelftestRunsEachExpectationOnItsOwn(t *testing.T) {
 			t.Errorf("one node: %s planned in %q, want %q", label, dirs[label], dir)
 		}
 	}
-	for _, label := range []string{"selftest-no-dead-member-removal/node-loss", "selftest-drain-without-budget/drain"} {
+	for _, label := range []string{"selftest-no-dead-member-removal/node-loss", "selftest-drain-without-budget/drain", "selftest-budget-from-size/drain-during-rollout"} {
 		if _, ok := dirs[label]; ok {
 			t.Errorf("one node: %s planned", label)
 		}
 	}
-	if !strings.Contains(out, "selftest-no-dead-member-removal: node-loss skipped") {
+	if !strings.Contains(out, "selftest-no-dead-member-removal: node-loss skipped: needs 3 workers (one member on each), the cluster has 1 schedulable node") {
 		t.Errorf("the left-out node-loss expectation is not named:\n%s", out)
 	}
 
 	// make e2e-nodes-selftest on the 3-worker cluster.
-	dirs, _, _ = plan("node-loss || drain", profiles...)
+	dirs, _, _ = plan("node-loss || drain", 3, profiles...)
 	if len(dirs) != 2 || dirs["selftest-no-dead-member-removal/node-loss"] != "/r/selftest-no-dead-member-removal/node-loss" || dirs["selftest-drain-without-budget/drain"] == "" {
 		t.Errorf("3 workers: planned %v, want node-loss of selftest-no-dead-member-removal and drain of selftest-drain-without-budget", dirs)
 	}
@@ -123,7 +125,7 @@ func TestPlanSelftestRunsEachExpectationOnItsOwn(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("name: bad\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dirs, _, failures = plan("", bad, filepath.Join(repoConformance, "profiles", "reference.yaml"), filepath.Join(repoConformance, "profiles", "selftest-upgrade-all-at-once.yaml"))
+	dirs, _, failures = plan("", runner.UnknownNodes, bad, filepath.Join(repoConformance, "profiles", "reference.yaml"), filepath.Join(repoConformance, "profiles", "selftest-upgrade-all-at-once.yaml"))
 	if len(failures) != 2 || !strings.Contains(errors.Join(failures...).Error(), "reference.yaml: no selftest section") {
 		t.Errorf("failures = %v", failures)
 	}
