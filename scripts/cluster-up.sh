@@ -21,17 +21,12 @@ version=$(k8s_version)
 export ETCDPROOF_NODE_K8S=$version
 node_pins "$version"
 
-minor=${version#v1.}
-minor=${minor%%.*}
-# As conformance/cluster refuses it (kubeadmV1Beta1From), before a node build.
-((minor >= 13)) || die "Kubernetes $version: its kubeadm reads configuration older than kubeadm.k8s.io/v1beta1, which kind does not write; 1.13 is the oldest era this suite makes clusters of (docs/eras.md, \"Below 1.13\")"
-
 "$ETCDPROOF_ROOT/scripts/host-setup.sh"
-# Kubelets before 1.19 run on cgroup v1 only (kind's known issue "Failure to
-# Create Cluster with Cgroups v2"): say so before building a node for 20 min.
-if ((minor < 19)) && [[ "$(docker info --format '{{.CgroupVersion}}' 2>/dev/null)" == 2 ]]; then
-  die "Kubernetes $version needs a cgroup v1 host: kubelets before 1.19 do not run on cgroup v2, which this Docker uses (docker info: CgroupVersion 2). Run this era on a cgroup v1 host (docs/eras.md, \"cgroup v1\")"
-fi
+# A release this host cannot run (older than kind reaches; before 1.19 on a
+# cgroup v2 host) is refused by etcdproof's preflight, the one `cluster up`
+# runs again, before a node image is built for 20 min.
+etcdproof_cli cluster up --preflight-only --name "$CLUSTER_NAME" --kubernetes-version "$version" ||
+  die "Kubernetes $version cannot run on this host (see above)"
 mode=$(substrate_mode)
 if [[ $mode == online ]] && ! online_node_image "$version" >/dev/null 2>&1; then
   log "kind $KIND_VERSION publishes no node image for Kubernetes $version: building it here (offline mode)"

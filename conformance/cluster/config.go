@@ -149,8 +149,8 @@ func (s Spec) KindConfig() (*v1alpha4.Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	if v.LessThan(kubeadmV1Beta1From) {
-		return nil, fmt.Errorf("Kubernetes v%s: its kubeadm reads configuration older than kubeadm.k8s.io/v1beta1, which kind does not write; v%s is the oldest release this suite can make a cluster of", v, kubeadmV1Beta1From)
+	if err := kindWritesKubeadmFor(v); err != nil {
+		return nil, err
 	}
 	apiVersionLine := ""
 	if v.LessThan(kubeadmV1Beta2Before) {

@@ -81,6 +81,9 @@ func (k *Kind) Create(ctx context.Context, _ ...string) (string, error) {
 	if err := k.spec.Validate(); err != nil {
 		return "", err
 	}
+	if err := k.spec.Preflight(ctx); err != nil {
+		return "", err
+	}
 	exists, err := k.Exists()
 	if err != nil {
 		return "", err

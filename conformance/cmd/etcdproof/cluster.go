@@ -18,7 +18,8 @@ import (
 const clusterUsage = `usage: etcdproof cluster up|down|load|build-node-image [flags] [images...]
 
   up                create the kind cluster (or reuse it when it answers), with
-                    its add-ons, and wait until it is ready
+                    its add-ons, and wait until it is ready; --preflight-only
+                    only checks that this host can run the release
   down              delete the cluster, its kubeconfig and audit log
   load              copy images from the local Docker daemon into the cluster's nodes
   build-node-image  build a kind node image from a Kubernetes server tarball
@@ -78,6 +79,10 @@ func clusterCmd(ctx context.Context, args []string, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var f clusterFlags
 	f.register(fs, "name")
+	var preflightOnly bool
+	if sub == "up" {
+		fs.BoolVar(&preflightOnly, "preflight-only", false, "only check that this host can make a cluster of the release (the oldest release kind reaches;\nbefore 1.19, a cgroup v1 host) and exit; needs no node image: make cluster asks before it builds one")
+	}
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -93,6 +98,11 @@ func clusterCmd(ctx context.Context, args []string, stderr io.Writer) int {
 			err = fmt.Errorf("cluster up takes no arguments, got %v", fs.Args())
 			break
 		}
+		if preflightOnly {
+			err = f.spec.Preflight(ctx)
+			break
+		}
+		// Up runs the same preflight before it creates anything.
 		_, err = cluster.Up(k)(ctx, envconf.New())
 		if err == nil {
 			fmt.Fprintf(stderr, "cluster %s is ready\n  context:     %s\n  kubeconfig:  %s\n  audit log:   %s\n",
