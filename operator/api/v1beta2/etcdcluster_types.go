@@ -159,8 +159,11 @@ type EtcdClusterStatus struct {
 	// Members by readiness.
 	// +optional
 	Members MembersStatus `json:"members,omitempty"`
-	// CurrentVersion is the lowest version any member runs; a member that
-	// runs no pod yet counts with the version it ran before.
+	// CurrentVersion is the lowest version a healthy member runs; a member
+	// that does not answer (its pod not started yet, crashing, or gone)
+	// counts with the version reported before. So a release that never runs
+	// healthily is never the current version, and spec.version can always be
+	// set back to this one.
 	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	CurrentVersion string `json:"currentVersion,omitempty"`
@@ -172,6 +175,12 @@ type EtcdClusterStatus struct {
 	// is held (Upgrading is False, ImageNotPulled) while spec.version names it.
 	// +optional
 	UnpulledImage string `json:"unpulledImage,omitempty"`
+	// UnhealthyImage is the image of spec.version that a member did not
+	// become healthy on in time (its etcd kept exiting): the member went back
+	// to its previous version and the upgrade is held (Upgrading is False,
+	// NewVersionUnhealthy) while spec.version names it.
+	// +optional
+	UnhealthyImage string `json:"unhealthyImage,omitempty"`
 	// ObservedGeneration is the generation of the spec this status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
@@ -187,9 +196,11 @@ type EtcdClusterStatus struct {
 // spec.version before the operator has reported one, which is what the
 // operator itself refuses (plan.CheckVersionChange; both sides are tested on
 // one table, plan.VersionChanges). So spec.version can always be set back to
-// status.currentVersion, which aborts a rollout. An update that keeps
-// spec.version (a status write, a scale) is never refused for it. The rules
-// sit on the root type because only there can they see oldSelf.status.
+// status.currentVersion, which aborts a rollout, or rolls back a patch
+// release members did not become healthy on (it never becomes current). An
+// update that keeps spec.version (a status write, a scale) is never refused
+// for it. The rules sit on the root type because only there can they see
+// oldSelf.status.
 // +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(oldSelf.spec) || !has(self.spec.version) || !has(oldSelf.spec.version) || self.spec.version == oldSelf.spec.version || !self.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || !(has(oldSelf.status) && has(oldSelf.status.currentVersion) && oldSelf.status.currentVersion.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$')) || int(self.spec.version.split('.')[0]) > int(oldSelf.status.currentVersion.split('.')[0]) || (int(self.spec.version.split('.')[0]) == int(oldSelf.status.currentVersion.split('.')[0]) && (int(self.spec.version.split('.')[1]) > int(oldSelf.status.currentVersion.split('.')[1]) || (int(self.spec.version.split('.')[1]) == int(oldSelf.status.currentVersion.split('.')[1]) && int(self.spec.version.split('.')[2].split('-')[0]) >= int(oldSelf.status.currentVersion.split('.')[2].split('-')[0]))))",message="downgrade refused: spec.version may not be lower than status.currentVersion, the version the members run (etcd does not support downgrades)"
 // +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(oldSelf.spec) || !has(self.spec.version) || !has(oldSelf.spec.version) || self.spec.version == oldSelf.spec.version || !self.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || (has(oldSelf.status) && has(oldSelf.status.currentVersion) && oldSelf.status.currentVersion.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$')) || !oldSelf.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || int(self.spec.version.split('.')[0]) > int(oldSelf.spec.version.split('.')[0]) || (int(self.spec.version.split('.')[0]) == int(oldSelf.spec.version.split('.')[0]) && (int(self.spec.version.split('.')[1]) > int(oldSelf.spec.version.split('.')[1]) || (int(self.spec.version.split('.')[1]) == int(oldSelf.spec.version.split('.')[1]) && int(self.spec.version.split('.')[2].split('-')[0]) >= int(oldSelf.spec.version.split('.')[2].split('-')[0]))))",message="downgrade refused: spec.version may not be lower than the previous version (etcd does not support downgrades)"
 // +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(oldSelf.spec) || !has(self.spec.version) || !has(oldSelf.spec.version) || self.spec.version == oldSelf.spec.version || !self.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || !(has(oldSelf.status) && has(oldSelf.status.currentVersion) && oldSelf.status.currentVersion.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$')) || int(self.spec.version.split('.')[0]) < int(oldSelf.status.currentVersion.split('.')[0]) || (int(self.spec.version.split('.')[0]) == int(oldSelf.status.currentVersion.split('.')[0]) && int(self.spec.version.split('.')[1]) <= int(oldSelf.status.currentVersion.split('.')[1]) + 1)",message="version skew refused: upgrade one minor release at a time from status.currentVersion, the version the members run (for example 3.4 -> 3.5 -> 3.6)"

@@ -191,7 +191,12 @@ func TestCurrentVersion(t *testing.T) {
 		{"a member without a pod counts with the version reported before",
 			with(aborted(true), func(o *Observed) { dropPod(o, "a") }), "3.5.21"},
 		{"so does a member whose pod has not started yet",
-			with(aborted(true), func(o *Observed) { runs(o, 0, "3.6.16"); o.Pods[0].Pending = true }), "3.5.21"},
+			with(aborted(true), func(o *Observed) {
+				runs(o, 0, "3.6.16")
+				o.Pods[0].Pending, o.Members[0].Healthy = true, false
+			}), "3.5.21"},
+		{"and a member whose pod runs but does not answer",
+			with(aborted(true), func(o *Observed) { runs(o, 0, "3.6.16"); o.Members[0].Healthy = false }), "3.5.21"},
 		{"once every member runs, the reported version no longer counts",
 			with(aborted(true), func(o *Observed) { runs(o, 0, "3.6.16") }), "3.6.16"},
 		{"nothing reported yet: pending pods count (a new cluster)",

@@ -78,8 +78,9 @@ func LowestVersion(versions []string) string {
 }
 
 // EffectiveVersion is the version new members get: spec.version unless that
-// change is refused, or its image could not be pulled (HeldImage); then the
-// version the cluster runs now.
+// change is refused, or its image could not be pulled (HeldImage), or a
+// member did not become healthy on it (UnhealthyImage); then the version the
+// cluster runs now.
 func EffectiveVersion(o Observed) (string, *Refusal) {
 	current := CurrentVersion(o)
 	if r := CheckVersionChange(current, o.Version); r != nil {
@@ -92,20 +93,29 @@ func EffectiveVersion(o Observed) (string, *Refusal) {
 				image, o.Version, current),
 		}
 	}
+	if image := UnhealthyImage(o); image != "" {
+		return current, &Refusal{
+			Reason: conditions.ReasonNewVersionUnhealthy,
+			Message: fmt.Sprintf("a member did not become healthy on %s within %s (its etcd kept exiting): the upgrade to %s is held; that member runs %s again (on emptyDir it was removed), no other member moves and new members get %s; set spec.version to %s to roll back, or to another version to go on",
+				image, o.NotRunningDeadline, o.Version, current, current, current),
+		}
+	}
 	return o.Version, nil
 }
 
-// CurrentVersion is the lowest version a member runs. A member whose pod is
-// gone, or has not started yet, counts with the version reported before
-// (Observed.ReportedVersion): its data is still that of the version it ran
-// last, which is where it goes back to if the new pod cannot start (HeldImage).
+// CurrentVersion is the lowest version a healthy member runs. A member that
+// does not answer (its pod is gone, has not started yet, or crashes) counts
+// with the version reported before (Observed.ReportedVersion): its data is
+// that of the version it last ran healthily, which is where it goes back to
+// if its new pod cannot start or never becomes healthy (HeldImage,
+// UnhealthyImage), and which spec.version can always be set back to.
 // Before any version is reported (a new cluster) pods count as they are.
 func CurrentVersion(o Observed) string {
 	var versions []string
 	waiting := false
 	for _, name := range o.memberNames() {
 		p, ok := o.pod(name)
-		if !ok || (p.Pending && o.ReportedVersion != "") {
+		if !ok || (o.ReportedVersion != "" && !o.answers(name)) {
 			waiting = true
 			continue
 		}

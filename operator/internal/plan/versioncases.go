@@ -37,6 +37,7 @@ var VersionChanges = []VersionChange{
 
 	{"abort a minor upgrade", "3.6.16", "3.5.21", "3.5.21", ""},
 	{"abort a patch upgrade", "3.5.21", "3.5.17", "3.5.17", ""},
+	{"roll back a patch release members did not become healthy on", "3.5.36", "3.5.33", "3.5.33", ""},
 	{"abort to a newer patch of the running minor", "3.6.16", "3.5.21", "3.5.22", ""},
 	{"retarget a rollout to another patch of the new minor", "3.6.16", "3.5.21", "3.6.10", ""},
 	{"abort below the running version", "3.6.16", "3.5.21", "3.5.17", conditions.ReasonDowngradeRefused},
