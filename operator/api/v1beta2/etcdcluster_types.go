@@ -36,8 +36,9 @@ type EtcdClusterSpec struct {
 	// +optional
 	Repository string `json:"repository,omitempty"`
 
-	// Version is the etcd version (semantic version without the leading v, for example 3.5.21).
-	// +kubebuilder:default="3.5.21"
+	// Version is the etcd version (semantic version without the leading v, for example 3.5.36).
+	// The default is the newest 3.5 patch release built here.
+	// +kubebuilder:default="3.5.36"
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:Pattern=`^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$')",message="spec.version must be a semantic version such as 3.5.21 (not \"latest\" or \"3.x\")"
