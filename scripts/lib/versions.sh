@@ -49,7 +49,8 @@ ETCD_CONTROL_PLANE_VERSION=v3.6.5
 # server, etcdctl and etcdutl modules the proxy serves (for 3.5: v3.5.36;
 # v3.5.22-v3.5.32 lack etcdctl and etcdutl there, v3.5.37+ is not served),
 # plus v3.5.6, the last release whose upstream image had a shell. The 3.5
-# patch is also the reference operator's default spec.version.
+# patch is also the reference operator's default spec.version, and 3.6 may be
+# reached from it: etcd's 3.5 to 3.6 upgrade guide asks for 3.5.32 or later.
 ETCD_WORKLOAD_VERSIONS="v3.4.25 v3.5.6 v3.5.36 v3.6.16 v3.7.3"
 # Where each release's upstream image recipe is read: MODULE@VERSION FILE.
 # The images are built from that Dockerfile with only its FROM line pointing at

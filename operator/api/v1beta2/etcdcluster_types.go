@@ -37,7 +37,8 @@ type EtcdClusterSpec struct {
 	Repository string `json:"repository,omitempty"`
 
 	// Version is the etcd version (semantic version without the leading v, for example 3.5.36).
-	// The default is the newest 3.5 patch release built here.
+	// The default is the newest 3.5 patch release built here; 3.6 may be
+	// reached from it (etcd's upgrade guide asks for 3.5.32 or later first).
 	// +kubebuilder:default="3.5.36"
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:Pattern=`^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`
@@ -192,11 +193,13 @@ type EtcdClusterStatus struct {
 // counted from the voters etcd lists.
 //
 // The transition rules refuse a spec.version that etcd cannot reach from the
-// version the members run: lower (a downgrade) or more than one minor release
-// higher. They compare with status.currentVersion, and with the previous
-// spec.version before the operator has reported one, which is what the
-// operator itself refuses (plan.CheckVersionChange; both sides are tested on
-// one table, plan.VersionChanges). So spec.version can always be set back to
+// version the members run: lower (a downgrade), more than one minor release
+// higher, or 3.6 from a 3.5 patch older than etcd's upgrade guide allows
+// (3.5.32, plan.MinorUpgradeFloors). They compare with
+// status.currentVersion, and with the previous spec.version before the
+// operator has reported one, which is what the operator itself refuses
+// (plan.CheckVersionChange; both sides are tested on one table,
+// plan.VersionChanges). So spec.version can always be set back to
 // status.currentVersion, which aborts a rollout, or rolls back a patch
 // release members did not become healthy on (it never becomes current). An
 // update that keeps spec.version (a status write, a scale) is never refused
@@ -206,6 +209,8 @@ type EtcdClusterStatus struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(oldSelf.spec) || !has(self.spec.version) || !has(oldSelf.spec.version) || self.spec.version == oldSelf.spec.version || !self.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || (has(oldSelf.status) && has(oldSelf.status.currentVersion) && oldSelf.status.currentVersion.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$')) || !oldSelf.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || int(self.spec.version.split('.')[0]) > int(oldSelf.spec.version.split('.')[0]) || (int(self.spec.version.split('.')[0]) == int(oldSelf.spec.version.split('.')[0]) && (int(self.spec.version.split('.')[1]) > int(oldSelf.spec.version.split('.')[1]) || (int(self.spec.version.split('.')[1]) == int(oldSelf.spec.version.split('.')[1]) && int(self.spec.version.split('.')[2].split('-')[0]) >= int(oldSelf.spec.version.split('.')[2].split('-')[0]))))",message="downgrade refused: spec.version may not be lower than the previous version (etcd does not support downgrades)"
 // +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(oldSelf.spec) || !has(self.spec.version) || !has(oldSelf.spec.version) || self.spec.version == oldSelf.spec.version || !self.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || !(has(oldSelf.status) && has(oldSelf.status.currentVersion) && oldSelf.status.currentVersion.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$')) || int(self.spec.version.split('.')[0]) < int(oldSelf.status.currentVersion.split('.')[0]) || (int(self.spec.version.split('.')[0]) == int(oldSelf.status.currentVersion.split('.')[0]) && int(self.spec.version.split('.')[1]) <= int(oldSelf.status.currentVersion.split('.')[1]) + 1)",message="version skew refused: upgrade one minor release at a time from status.currentVersion, the version the members run (for example 3.4 -> 3.5 -> 3.6)"
 // +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(oldSelf.spec) || !has(self.spec.version) || !has(oldSelf.spec.version) || self.spec.version == oldSelf.spec.version || !self.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || (has(oldSelf.status) && has(oldSelf.status.currentVersion) && oldSelf.status.currentVersion.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$')) || !oldSelf.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || int(self.spec.version.split('.')[0]) < int(oldSelf.spec.version.split('.')[0]) || (int(self.spec.version.split('.')[0]) == int(oldSelf.spec.version.split('.')[0]) && int(self.spec.version.split('.')[1]) <= int(oldSelf.spec.version.split('.')[1]) + 1)",message="version skew refused: upgrade one minor release at a time (for example 3.4 -> 3.5 -> 3.6)"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(oldSelf.spec) || !has(self.spec.version) || !has(oldSelf.spec.version) || self.spec.version == oldSelf.spec.version || !self.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || !(has(oldSelf.status) && has(oldSelf.status.currentVersion) && oldSelf.status.currentVersion.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$')) || !(int(self.spec.version.split('.')[0]) == 3 && int(self.spec.version.split('.')[1]) == 6 && int(oldSelf.status.currentVersion.split('.')[0]) == 3 && int(oldSelf.status.currentVersion.split('.')[1]) == 5 && int(oldSelf.status.currentVersion.split('.')[2].split('-')[0]) < 32)",message="upgrade to 3.6 refused: etcd's upgrade guide asks every member to run 3.5.32 or a later 3.5 patch first, and status.currentVersion, the version the members run, is older; set spec.version to 3.5.32 or later, then to 3.6"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(oldSelf.spec) || !has(self.spec.version) || !has(oldSelf.spec.version) || self.spec.version == oldSelf.spec.version || !self.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || (has(oldSelf.status) && has(oldSelf.status.currentVersion) && oldSelf.status.currentVersion.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$')) || !oldSelf.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || !(int(self.spec.version.split('.')[0]) == 3 && int(self.spec.version.split('.')[1]) == 6 && int(oldSelf.spec.version.split('.')[0]) == 3 && int(oldSelf.spec.version.split('.')[1]) == 5 && int(oldSelf.spec.version.split('.')[2].split('-')[0]) < 32)",message="upgrade to 3.6 refused: etcd's upgrade guide asks every member to run 3.5.32 or a later 3.5 patch first, and the previous version is older; set spec.version to 3.5.32 or later, then to 3.6"
 //
 // spec.pod.persistentVolumeClaimSpec may be added only to a cluster that has
 // not run yet (its phase is neither Running nor Failed): the members of one

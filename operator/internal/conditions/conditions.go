@@ -58,6 +58,10 @@ const (
 	// version again (on its claim; an emptyDir learner is removed) and the
 	// upgrade is held.
 	ReasonNewVersionUnhealthy = "NewVersionUnhealthy"
+	// ReasonOldPatchRefused: spec.version is the next minor release, which
+	// etcd's upgrade guide allows only once every member runs a recent
+	// enough patch of the current one (3.5 to 3.6: see plan.MinorUpgradeFloors).
+	ReasonOldPatchRefused = "OldPatchRefused"
 	// ReasonRecoveringFromSurvivor: quorum was lost for good on emptyDir and
 	// the cluster opted in: it is started again from a copy of a survivor's
 	// data, so writes the lost members acknowledged may be missing.

@@ -253,6 +253,7 @@ const maxConditionMessage = 32768
 var refusalEvents = map[string]string{
 	conditions.ReasonDowngradeRefused:    conditions.EventUpgradeRefused,
 	conditions.ReasonVersionSkewRefused:  conditions.EventUpgradeRefused,
+	conditions.ReasonOldPatchRefused:     conditions.EventUpgradeRefused,
 	conditions.ReasonImageNotPulled:      conditions.EventUpgradeHeld,
 	conditions.ReasonNewVersionUnhealthy: conditions.EventUpgradeHeld,
 }
