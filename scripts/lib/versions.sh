@@ -46,9 +46,12 @@ PAUSE_VERSION=3.10.1
 ETCD_CONTROL_PLANE_VERSION=v3.6.5
 
 # etcd releases built as workload images: the newest patch of each minor whose
-# server, etcdctl and etcdutl modules the proxy serves (3.5.22+ has no etcdutl
-# there), plus v3.5.6, the last release whose upstream image had a shell.
-ETCD_WORKLOAD_VERSIONS="v3.4.25 v3.5.6 v3.5.21 v3.6.16 v3.7.3"
+# server, etcdctl and etcdutl modules the proxy serves (for 3.5: v3.5.36;
+# v3.5.22-v3.5.32 lack etcdctl and etcdutl there, v3.5.37+ is not served),
+# plus v3.5.6, the last release whose upstream image had a shell. The 3.5
+# patch is also the reference operator's default spec.version, and 3.6 may be
+# reached from it: etcd's 3.5 to 3.6 upgrade guide asks for 3.5.32 or later.
+ETCD_WORKLOAD_VERSIONS="v3.4.25 v3.5.6 v3.5.36 v3.6.16 v3.7.3"
 # Where each release's upstream image recipe is read: MODULE@VERSION FILE.
 # The images are built from that Dockerfile with only its FROM line pointing at
 # a local base of the same shape (scripts/build-workload-images.sh). Where the
@@ -56,7 +59,9 @@ ETCD_WORKLOAD_VERSIONS="v3.4.25 v3.5.6 v3.5.21 v3.6.16 v3.7.3"
 # minor stands in; their Dockerfiles differ only in the base image's digest.
 ETCD_DOCKERFILE_v3_4_25="go.etcd.io/etcd@v0.5.0-alpha.5.0.20230414071934-94593e63d45c Dockerfile-release"
 ETCD_DOCKERFILE_v3_5_6="go.etcd.io/etcd/v3@v3.5.6 Dockerfile-release.amd64"
-ETCD_DOCKERFILE_v3_5_21="go.etcd.io/etcd/v3@v3.5.21 Dockerfile-release.amd64"
+# The proxy serves the root module up to v3.5.33 only; its Dockerfile is
+# v3.5.21's, word for word.
+ETCD_DOCKERFILE_v3_5_36="go.etcd.io/etcd/v3@v3.5.33 Dockerfile-release.amd64"
 ETCD_DOCKERFILE_v3_6_16="go.etcd.io/etcd/v3@v3.6.14 Dockerfile"
 ETCD_DOCKERFILE_v3_7_3="go.etcd.io/etcd/v3@v3.7.1 Dockerfile"
 # etcd 3.4 was released from module go.etcd.io/etcd, whose go.mod lacks /v3:

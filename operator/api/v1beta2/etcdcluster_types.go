@@ -36,8 +36,10 @@ type EtcdClusterSpec struct {
 	// +optional
 	Repository string `json:"repository,omitempty"`
 
-	// Version is the etcd version (semantic version without the leading v, for example 3.5.21).
-	// +kubebuilder:default="3.5.21"
+	// Version is the etcd version (semantic version without the leading v, for example 3.5.36).
+	// The default is the newest 3.5 patch release built here; 3.6 may be
+	// reached from it (etcd's upgrade guide asks for 3.5.32 or later first).
+	// +kubebuilder:default="3.5.36"
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:Pattern=`^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$')",message="spec.version must be a semantic version such as 3.5.21 (not \"latest\" or \"3.x\")"
@@ -159,8 +161,11 @@ type EtcdClusterStatus struct {
 	// Members by readiness.
 	// +optional
 	Members MembersStatus `json:"members,omitempty"`
-	// CurrentVersion is the lowest version any member runs; a member that
-	// runs no pod yet counts with the version it ran before.
+	// CurrentVersion is the lowest version a healthy member runs; a member
+	// that does not answer (its pod not started yet, crashing, or gone)
+	// counts with the version reported before. So a release that never runs
+	// healthily is never the current version, and spec.version can always be
+	// set back to this one.
 	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	CurrentVersion string `json:"currentVersion,omitempty"`
@@ -172,6 +177,12 @@ type EtcdClusterStatus struct {
 	// is held (Upgrading is False, ImageNotPulled) while spec.version names it.
 	// +optional
 	UnpulledImage string `json:"unpulledImage,omitempty"`
+	// UnhealthyImage is the image of spec.version that a member did not
+	// become healthy on in time (its etcd kept exiting): the member went back
+	// to its previous version and the upgrade is held (Upgrading is False,
+	// NewVersionUnhealthy) while spec.version names it.
+	// +optional
+	UnhealthyImage string `json:"unhealthyImage,omitempty"`
 	// ObservedGeneration is the generation of the spec this status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
@@ -182,18 +193,24 @@ type EtcdClusterStatus struct {
 // counted from the voters etcd lists.
 //
 // The transition rules refuse a spec.version that etcd cannot reach from the
-// version the members run: lower (a downgrade) or more than one minor release
-// higher. They compare with status.currentVersion, and with the previous
-// spec.version before the operator has reported one, which is what the
-// operator itself refuses (plan.CheckVersionChange; both sides are tested on
-// one table, plan.VersionChanges). So spec.version can always be set back to
-// status.currentVersion, which aborts a rollout. An update that keeps
-// spec.version (a status write, a scale) is never refused for it. The rules
-// sit on the root type because only there can they see oldSelf.status.
+// version the members run: lower (a downgrade), more than one minor release
+// higher, or 3.6 from a 3.5 patch older than etcd's upgrade guide allows
+// (3.5.32, plan.MinorUpgradeFloors). They compare with
+// status.currentVersion, and with the previous spec.version before the
+// operator has reported one, which is what the operator itself refuses
+// (plan.CheckVersionChange; both sides are tested on one table,
+// plan.VersionChanges). So spec.version can always be set back to
+// status.currentVersion, which aborts a rollout, or rolls back a patch
+// release members did not become healthy on (it never becomes current). An
+// update that keeps spec.version (a status write, a scale) is never refused
+// for it. The rules sit on the root type because only there can they see
+// oldSelf.status.
 // +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(oldSelf.spec) || !has(self.spec.version) || !has(oldSelf.spec.version) || self.spec.version == oldSelf.spec.version || !self.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || !(has(oldSelf.status) && has(oldSelf.status.currentVersion) && oldSelf.status.currentVersion.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$')) || int(self.spec.version.split('.')[0]) > int(oldSelf.status.currentVersion.split('.')[0]) || (int(self.spec.version.split('.')[0]) == int(oldSelf.status.currentVersion.split('.')[0]) && (int(self.spec.version.split('.')[1]) > int(oldSelf.status.currentVersion.split('.')[1]) || (int(self.spec.version.split('.')[1]) == int(oldSelf.status.currentVersion.split('.')[1]) && int(self.spec.version.split('.')[2].split('-')[0]) >= int(oldSelf.status.currentVersion.split('.')[2].split('-')[0]))))",message="downgrade refused: spec.version may not be lower than status.currentVersion, the version the members run (etcd does not support downgrades)"
 // +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(oldSelf.spec) || !has(self.spec.version) || !has(oldSelf.spec.version) || self.spec.version == oldSelf.spec.version || !self.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || (has(oldSelf.status) && has(oldSelf.status.currentVersion) && oldSelf.status.currentVersion.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$')) || !oldSelf.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || int(self.spec.version.split('.')[0]) > int(oldSelf.spec.version.split('.')[0]) || (int(self.spec.version.split('.')[0]) == int(oldSelf.spec.version.split('.')[0]) && (int(self.spec.version.split('.')[1]) > int(oldSelf.spec.version.split('.')[1]) || (int(self.spec.version.split('.')[1]) == int(oldSelf.spec.version.split('.')[1]) && int(self.spec.version.split('.')[2].split('-')[0]) >= int(oldSelf.spec.version.split('.')[2].split('-')[0]))))",message="downgrade refused: spec.version may not be lower than the previous version (etcd does not support downgrades)"
 // +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(oldSelf.spec) || !has(self.spec.version) || !has(oldSelf.spec.version) || self.spec.version == oldSelf.spec.version || !self.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || !(has(oldSelf.status) && has(oldSelf.status.currentVersion) && oldSelf.status.currentVersion.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$')) || int(self.spec.version.split('.')[0]) < int(oldSelf.status.currentVersion.split('.')[0]) || (int(self.spec.version.split('.')[0]) == int(oldSelf.status.currentVersion.split('.')[0]) && int(self.spec.version.split('.')[1]) <= int(oldSelf.status.currentVersion.split('.')[1]) + 1)",message="version skew refused: upgrade one minor release at a time from status.currentVersion, the version the members run (for example 3.4 -> 3.5 -> 3.6)"
 // +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(oldSelf.spec) || !has(self.spec.version) || !has(oldSelf.spec.version) || self.spec.version == oldSelf.spec.version || !self.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || (has(oldSelf.status) && has(oldSelf.status.currentVersion) && oldSelf.status.currentVersion.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$')) || !oldSelf.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || int(self.spec.version.split('.')[0]) < int(oldSelf.spec.version.split('.')[0]) || (int(self.spec.version.split('.')[0]) == int(oldSelf.spec.version.split('.')[0]) && int(self.spec.version.split('.')[1]) <= int(oldSelf.spec.version.split('.')[1]) + 1)",message="version skew refused: upgrade one minor release at a time (for example 3.4 -> 3.5 -> 3.6)"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(oldSelf.spec) || !has(self.spec.version) || !has(oldSelf.spec.version) || self.spec.version == oldSelf.spec.version || !self.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || !(has(oldSelf.status) && has(oldSelf.status.currentVersion) && oldSelf.status.currentVersion.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$')) || !(int(self.spec.version.split('.')[0]) == 3 && int(self.spec.version.split('.')[1]) == 6 && int(oldSelf.status.currentVersion.split('.')[0]) == 3 && int(oldSelf.status.currentVersion.split('.')[1]) == 5 && int(oldSelf.status.currentVersion.split('.')[2].split('-')[0]) < 32)",message="upgrade to 3.6 refused: etcd's upgrade guide asks every member to run 3.5.32 or a later 3.5 patch first, and status.currentVersion, the version the members run, is older; set spec.version to 3.5.32 or later, then to 3.6"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(oldSelf.spec) || !has(self.spec.version) || !has(oldSelf.spec.version) || self.spec.version == oldSelf.spec.version || !self.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || (has(oldSelf.status) && has(oldSelf.status.currentVersion) && oldSelf.status.currentVersion.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$')) || !oldSelf.spec.version.matches('^[0-9]+[.][0-9]+[.][0-9]+(-[0-9A-Za-z.-]+)?$') || !(int(self.spec.version.split('.')[0]) == 3 && int(self.spec.version.split('.')[1]) == 6 && int(oldSelf.spec.version.split('.')[0]) == 3 && int(oldSelf.spec.version.split('.')[1]) == 5 && int(oldSelf.spec.version.split('.')[2].split('-')[0]) < 32)",message="upgrade to 3.6 refused: etcd's upgrade guide asks every member to run 3.5.32 or a later 3.5 patch first, and the previous version is older; set spec.version to 3.5.32 or later, then to 3.6"
 //
 // spec.pod.persistentVolumeClaimSpec may be added only to a cluster that has
 // not run yet (its phase is neither Running nor Failed): the members of one

@@ -53,6 +53,15 @@ const (
 	// ReasonImageNotPulled: a member could not pull the image of spec.version
 	// in time; it runs its previous version again and the upgrade is held.
 	ReasonImageNotPulled = "ImageNotPulled"
+	// ReasonNewVersionUnhealthy: a member did not become healthy on the image
+	// of spec.version in time (its etcd kept exiting); it runs its previous
+	// version again (on its claim; an emptyDir learner is removed) and the
+	// upgrade is held.
+	ReasonNewVersionUnhealthy = "NewVersionUnhealthy"
+	// ReasonOldPatchRefused: spec.version is the next minor release, which
+	// etcd's upgrade guide allows only once every member runs a recent
+	// enough patch of the current one (3.5 to 3.6: see plan.MinorUpgradeFloors).
+	ReasonOldPatchRefused = "OldPatchRefused"
 	// ReasonRecoveringFromSurvivor: quorum was lost for good on emptyDir and
 	// the cluster opted in: it is started again from a copy of a survivor's
 	// data, so writes the lost members acknowledged may be missing.
@@ -108,7 +117,8 @@ const (
 	EventMemberRestarted     = "Member Restarted"
 	EventUpgradeRefused      = "Upgrade Refused"
 	// EventUpgradeHeld (Warning): the image of spec.version could not be
-	// pulled, so the upgrade stops (Upgrading is False, ImageNotPulled).
+	// pulled, or a member did not become healthy on it, so the upgrade stops
+	// (Upgrading is False, ImageNotPulled or NewVersionUnhealthy).
 	EventUpgradeHeld   = "Upgrade Held"
 	EventClusterFailed = "Cluster Failed"
 	// EventBackupFailed (Warning), on an EtcdBackup: an attempt failed

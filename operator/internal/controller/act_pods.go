@@ -57,7 +57,8 @@ func (r *Reconciler) actResumeBootstrap(ctx context.Context, c *etcdv1beta2.Etcd
 // actRecreatePod starts a member again on its existing data (its claim),
 // with a.Version.
 func (r *Reconciler) actRecreatePod(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, a *plan.Action) error {
-	m := desired.Member{Name: a.Member, Version: a.Version, InitialCluster: initialCluster(c, obs.members), ImageNotPulled: a.ImageNotPulled}
+	m := desired.Member{Name: a.Member, Version: a.Version, InitialCluster: initialCluster(c, obs.members),
+		ImageNotPulled: a.ImageNotPulled, ImageUnhealthy: a.ImageUnhealthy}
 	if err := r.createMemberPod(ctx, c, m); err != nil {
 		return err
 	}

@@ -57,6 +57,19 @@ type etcdKubelet struct {
 	processes map[types.UID]*memberProcess // by pod UID
 	volumes   map[types.UID]string         // claim UID → data dir
 	backups   map[types.UID]bool           // backup pods started (runBackupPod)
+	crashing  map[string]bool              // images whose etcd exits at once (crashOn)
+}
+
+// crashOn makes every pod started from now on whose etcd container runs
+// image crash-loop: its etcd exits as soon as it starts, as a broken
+// release's would, and the pod shows CrashLoopBackOff.
+func (k *etcdKubelet) crashOn(image string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.crashing == nil {
+		k.crashing = map[string]bool{}
+	}
+	k.crashing[image] = true
 }
 
 // memberProcess is one pod's etcd container.
@@ -69,6 +82,8 @@ type memberProcess struct {
 	// seed, when the pod has the seed init container, copies a survivor's
 	// data into the member's data dir before etcd starts (see runSeed).
 	seed *seed.Config
+	// crashes: etcd exits as soon as it starts (etcdKubelet.crashOn).
+	crashes bool
 
 	mu       sync.Mutex
 	etcd     *embed.Etcd
@@ -176,7 +191,8 @@ func (k *etcdKubelet) sync(ctx context.Context, pod *corev1.Pod) {
 			return
 		}
 		proc = &memberProcess{pod: pod.Name, ip: net.ParseIP(cfg.ListenPeerUrls[0].Hostname()),
-			stop: make(chan struct{}), done: make(chan struct{}), waiting: "ContainerCreating"}
+			stop: make(chan struct{}), done: make(chan struct{}), waiting: "ContainerCreating",
+			crashes: k.crashing[etcdImage(pod)]}
 		if proc.seed, err = seedConfig(pod, cfg.Dir); err == nil {
 			err = k.mountBackup(ctx, pod, proc.seed)
 		}
@@ -195,6 +211,16 @@ func (k *etcdKubelet) sync(ctx context.Context, pod *corev1.Pod) {
 	if !equality.Semantic.DeepEqual(want.Status, pod.Status) {
 		_ = k8s.Status().Update(ctx, want)
 	}
+}
+
+// etcdImage is the image of the pod's etcd container.
+func etcdImage(pod *corev1.Pod) string {
+	for _, ctr := range pod.Spec.Containers {
+		if ctr.Name == desired.ContainerName {
+			return ctr.Image
+		}
+	}
+	return ""
 }
 
 // terminate stops the pod's member, then lets the deletion finish.
@@ -382,30 +408,16 @@ func (k *etcdKubelet) mountBackup(ctx context.Context, pod *corev1.Pod, cfg *see
 }
 
 // run is the container: start etcd, and start it again a second after it
-// stops by itself, until the pod goes.
+// stops by itself, until the pod goes. A crashing process's etcd exits
+// before it serves, each time.
 func (p *memberProcess) run(cfg *embed.Config) {
 	defer close(p.done)
 	if !p.runSeed() {
 		return
 	}
 	for {
-		e, err := embed.StartEtcd(cfg)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "kubelet: pod %s: etcd did not start: %v\n", p.pod, err)
-		} else {
-			p.set(func() { p.etcd, p.waiting, p.started = e, "", time.Now() })
-			select {
-			case <-e.Server.ReadyNotify():
-				p.set(func() { p.ready = true })
-			case <-e.Server.StopNotify():
-			case <-p.stop:
-			}
-			select {
-			case <-e.Server.StopNotify():
-			case <-p.stop:
-			}
-			e.Close()
-			p.set(func() { p.etcd, p.ready = nil, false })
+		if !p.crashes {
+			p.runEtcd(cfg)
 		}
 		select {
 		case <-p.stop:
@@ -419,6 +431,28 @@ func (p *memberProcess) run(cfg *embed.Config) {
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// runEtcd runs etcd once, until it stops by itself or the pod goes.
+func (p *memberProcess) runEtcd(cfg *embed.Config) {
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "kubelet: pod %s: etcd did not start: %v\n", p.pod, err)
+		return
+	}
+	p.set(func() { p.etcd, p.waiting, p.started = e, "", time.Now() })
+	select {
+	case <-e.Server.ReadyNotify():
+		p.set(func() { p.ready = true })
+	case <-e.Server.StopNotify():
+	case <-p.stop:
+	}
+	select {
+	case <-e.Server.StopNotify():
+	case <-p.stop:
+	}
+	e.Close()
+	p.set(func() { p.etcd, p.ready = nil, false })
 }
 
 func (p *memberProcess) set(change func()) {

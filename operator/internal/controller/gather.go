@@ -66,6 +66,7 @@ func (r *Reconciler) gather(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*o
 
 			ReportedVersion: c.Status.CurrentVersion,
 			UnpulledImage:   c.Status.UnpulledImage,
+			UnhealthyImage:  c.Status.UnhealthyImage,
 
 			PVCs:        map[string]bool{},
 			PVCCreated:  map[string]time.Time{},
@@ -310,6 +311,7 @@ func podInfo(p *corev1.Pod) plan.Pod {
 		// The API server makes every pod Pending until its kubelet starts it.
 		Pending:        p.Status.Phase == corev1.PodPending || p.Status.Phase == "",
 		ImageNotPulled: p.Annotations[desired.AnnotationImageNotPulled],
+		ImageUnhealthy: p.Annotations[desired.AnnotationImageUnhealthy],
 	}
 	if from, index, replaces, ok := desired.SeedOf(p); ok {
 		info.Seed = &plan.Seed{From: from, RaftIndex: index, Replaces: replaces}

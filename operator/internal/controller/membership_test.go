@@ -121,7 +121,7 @@ func runningClusterOn(t *testing.T, r *controller.Reconciler, network *fakeNetwo
 	r.Dial = network.dial
 	startReconciler(t, cfg, ns, r)
 
-	c := newCluster(ns, name, size, "3.5.21")
+	c := newCluster(ns, name, size, "3.5.36")
 	for _, e := range edit {
 		e(c)
 	}

@@ -251,6 +251,53 @@ func TestOperatorRefusesSkippingAMinorRelease(t *testing.T) {
 	}
 }
 
+// 3.5 to 3.6 is refused until the members run a 3.5 patch etcd's upgrade
+// guide allows 3.6 from (plan.MinorUpgradeFloors): by the API where CEL
+// rules run, else by the operator, with a condition and status.reason that
+// say which patch to set first.
+func TestOperatorRefusesMinorUpgradeFromAnOldPatch(t *testing.T) {
+	needAPIServer(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	startOperator(t, ns, nil)
+
+	c := newCluster(ns, "old-patch", 3, "3.5.21")
+	if err := k8s.Create(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	waitForCurrentVersion(t, c, "3.5.21")
+	err := setVersion(ctx, c, "3.6.16")
+	switch {
+	case celRules(t) && !legacyCRD():
+		if err == nil || !strings.Contains(err.Error(), "upgrade to 3.6 refused") || !strings.Contains(err.Error(), "3.5.32") {
+			t.Fatalf("setting version 3.6.16 while the members run 3.5.21: %v, want the API to refuse it naming 3.5.32", err)
+		}
+		t.Logf("refused as it should be: %v", err)
+	case err != nil:
+		t.Fatalf("setting version 3.6.16: %v", err)
+	default:
+		waitFor(t, "Upgrading condition refuses the old patch", func() error {
+			got, err := getCluster(ctx, c)
+			if err != nil {
+				return err
+			}
+			cond := meta.FindStatusCondition(got.Status.Conditions, conditions.Upgrading)
+			if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != conditions.ReasonOldPatchRefused ||
+				got.Status.ObservedGeneration != got.Generation {
+				return fmt.Errorf("Upgrading condition %+v", cond)
+			}
+			if !strings.Contains(got.Status.Reason, "3.5.32") {
+				return fmt.Errorf("status.reason %q does not say which patch to set first", got.Status.Reason)
+			}
+			return nil
+		})
+	}
+	// The way the refusal names is open: the patch first.
+	if err := setVersion(ctx, c, "3.5.36"); err != nil {
+		t.Fatalf("setting version 3.5.36 after the refusal: %v", err)
+	}
+}
+
 // A rollout can always be aborted: spec.version set back to the
 // status.currentVersion the operator reports is accepted, where the CRD used
 // to refuse anything lower than the previous spec.version.
@@ -260,16 +307,16 @@ func TestRolloutCanBeAborted(t *testing.T) {
 	ns := newNamespace(t)
 	startOperator(t, ns, nil)
 
-	c := newCluster(ns, "abort", 3, "3.5.21")
+	c := newCluster(ns, "abort", 3, "3.5.36")
 	if err := k8s.Create(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	waitForCurrentVersion(t, c, "3.5.21")
+	waitForCurrentVersion(t, c, "3.5.36")
 	if err := setVersion(ctx, c, "3.6.16"); err != nil {
 		t.Fatalf("setting version 3.6.16: %v", err)
 	}
-	if err := setVersion(ctx, c, "3.5.21"); err != nil {
-		t.Fatalf("setting version 3.5.21 back while the members run it: %v", err)
+	if err := setVersion(ctx, c, "3.5.36"); err != nil {
+		t.Fatalf("setting version 3.5.36 back while the members run it: %v", err)
 	}
 	waitFor(t, "nothing to roll any more", func() error {
 		got, err := getCluster(ctx, c)
@@ -278,7 +325,7 @@ func TestRolloutCanBeAborted(t *testing.T) {
 		}
 		cond := meta.FindStatusCondition(got.Status.Conditions, conditions.Upgrading)
 		if cond == nil || cond.Status != metav1.ConditionFalse || got.Status.ObservedGeneration != got.Generation ||
-			got.Status.TargetVersion != "" || got.Status.CurrentVersion != "3.5.21" {
+			got.Status.TargetVersion != "" || got.Status.CurrentVersion != "3.5.36" {
 			return fmt.Errorf("Upgrading condition %+v, status %+v", cond, got.Status)
 		}
 		return nil

@@ -34,8 +34,10 @@ func computeStatus(c *etcdv1beta2.EtcdCluster, obs *observation, a plan.Action, 
 
 	st.CurrentVersion = plan.CurrentVersion(obs.Observed)
 	// Written on every pass from what is seen and what was written before:
-	// this is how a held upgrade outlives the operator (see plan.HeldImage).
+	// this is how a held upgrade outlives the operator (see plan.HeldImage,
+	// plan.UnhealthyImage).
 	st.UnpulledImage = plan.HeldImage(obs.Observed)
+	st.UnhealthyImage = plan.UnhealthyImage(obs.Observed)
 	effective, refusal := plan.EffectiveVersion(obs.Observed)
 	upgrading, upgradeReason, upgradeMessage := plan.UpgradeCondition(obs.Observed)
 
@@ -249,9 +251,11 @@ const maxConditionMessage = 32768
 
 // refusalEvents are the Warning Events of the Upgrading condition's refusals.
 var refusalEvents = map[string]string{
-	conditions.ReasonDowngradeRefused:   conditions.EventUpgradeRefused,
-	conditions.ReasonVersionSkewRefused: conditions.EventUpgradeRefused,
-	conditions.ReasonImageNotPulled:     conditions.EventUpgradeHeld,
+	conditions.ReasonDowngradeRefused:    conditions.EventUpgradeRefused,
+	conditions.ReasonVersionSkewRefused:  conditions.EventUpgradeRefused,
+	conditions.ReasonOldPatchRefused:     conditions.EventUpgradeRefused,
+	conditions.ReasonImageNotPulled:      conditions.EventUpgradeHeld,
+	conditions.ReasonNewVersionUnhealthy: conditions.EventUpgradeHeld,
 }
 
 // recordRefusal emits the refusal Event once, when the Upgrading condition

@@ -71,6 +71,7 @@ func TestCRDVersionChanges(t *testing.T) {
 	words := map[string]string{
 		conditions.ReasonDowngradeRefused:   "downgrade refused",
 		conditions.ReasonVersionSkewRefused: "version skew refused",
+		conditions.ReasonOldPatchRefused:    "upgrade to 3.6 refused",
 	}
 	for i, vc := range plan.VersionChanges {
 		t.Run(vc.Name, func(t *testing.T) {

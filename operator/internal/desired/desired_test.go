@@ -116,6 +116,13 @@ func TestMemberPod(t *testing.T) {
 					t.Errorf("annotation %q, image %q", got, p.Spec.Containers[0].Image)
 				}
 			}},
+		{"a member brought back after it crashed on a release records the image", nil,
+			Member{Name: "example-c", Version: "3.5.33", ImageUnhealthy: "quay.io/coreos/etcd:v3.5.36"},
+			func(t *testing.T, p *corev1.Pod) {
+				if got := p.Annotations[AnnotationImageUnhealthy]; got != "quay.io/coreos/etcd:v3.5.36" || p.Spec.Containers[0].Image != "quay.io/coreos/etcd:v3.5.33" {
+					t.Errorf("annotation %q, image %q", got, p.Spec.Containers[0].Image)
+				}
+			}},
 		{"pod policy is applied and cannot override selector labels",
 			func(c *etcdv1beta2.EtcdCluster) {
 				c.Spec.Repository = "registry.local/etcd"

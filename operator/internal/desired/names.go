@@ -24,6 +24,9 @@ const (
 	// AnnotationImageNotPulled records, on a member pod brought back on its
 	// previous version, the image of spec.version it could not pull.
 	AnnotationImageNotPulled = "etcd.database.coreos.com/image-not-pulled"
+	// AnnotationImageUnhealthy records, on a member pod brought back on its
+	// previous version, the image of spec.version it did not become healthy on.
+	AnnotationImageUnhealthy = "etcd.database.coreos.com/image-unhealthy"
 	// LabelVoter marks a member pod whose member etcd lists as a voter
 	// (VoterLabelValue). The operator sets it from etcd's membership, never
 	// at pod creation: the PodDisruptionBudget selects on it (see

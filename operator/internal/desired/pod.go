@@ -30,6 +30,9 @@ type Member struct {
 	// ImageNotPulled is the image the member could not pull before this pod
 	// (AnnotationImageNotPulled); "" for most pods.
 	ImageNotPulled string
+	// ImageUnhealthy is the image the member did not become healthy on
+	// before this pod (AnnotationImageUnhealthy); "" for most pods.
+	ImageUnhealthy string
 }
 
 // InitialClusterFlag renders name=peerURL pairs in a stable order.
@@ -123,6 +126,9 @@ func MemberPod(c *etcdv1beta2.EtcdCluster, m Member, u Unsafe) *corev1.Pod {
 	annotations[AnnotationPodPolicy] = PodPolicyHash(c)
 	if m.ImageNotPulled != "" {
 		annotations[AnnotationImageNotPulled] = m.ImageNotPulled
+	}
+	if m.ImageUnhealthy != "" {
+		annotations[AnnotationImageUnhealthy] = m.ImageUnhealthy
 	}
 	certVolumes, certMounts := tlsVolumes(c)
 	startup, liveness, readiness := memberProbes(m.Version)

@@ -84,7 +84,7 @@ func next(o Observed, opts Options) Action {
 	if a, ok := restore(o, opts, version); ok {
 		return a
 	}
-	if a, ok := restartUnpulled(o); ok {
+	if a, ok := restartHeld(o, version); ok {
 		return a
 	}
 	if a, ok := unsafeRebootstrap(o, opts, version); ok {

@@ -59,6 +59,8 @@ func dropPod(o *Observed, name string) {
 
 func TestNext(t *testing.T) {
 	healthy := cluster("3.5.21", "a", "b", "c")
+	// upgradable runs a 3.5 patch that 3.6 may be reached from (MinorUpgradeFloors).
+	upgradable := cluster("3.5.36", "a", "b", "c")
 	tests := []struct {
 		name string
 		in   Observed
@@ -156,23 +158,23 @@ func TestNext(t *testing.T) {
 			}),
 			Options{}, Action{Kind: RemoveMember, Member: "b", MemberID: 2}},
 		{"upgrade on emptyDir adds an up-to-date member first",
-			with(healthy, func(o *Observed) { o.Version = "3.6.5" }),
+			with(upgradable, func(o *Observed) { o.Version = "3.6.5" }),
 			Options{}, Action{Kind: AddMember, Version: "3.6.5", Upgrade: true}},
 		{"upgrade on emptyDir then removes an outdated follower",
-			with(cluster("3.5.21", "a", "b", "c", "d"), func(o *Observed) {
+			with(cluster("3.5.36", "a", "b", "c", "d"), func(o *Observed) {
 				o.Size, o.Version = 3, "3.6.5"
 				o.Pods[3].Version, o.Pods[3].Image = "3.6.5", repo+":v3.6.5"
 			}),
 			Options{}, Action{Kind: StopMember, Member: "b", MemberID: 2, Upgrade: true}},
 		{"upgrade on emptyDir with spec.size 1 removes the outdated member from membership first",
-			with(cluster("3.5.21", "a", "b"), func(o *Observed) {
+			with(cluster("3.5.36", "a", "b"), func(o *Observed) {
 				o.Size, o.Version = 1, "3.6.5"
 				o.LeaderID = 2
 				o.Pods[1].Version, o.Pods[1].Image = "3.6.5", repo+":v3.6.5"
 			}),
 			Options{}, Action{Kind: RemoveMember, Member: "a", MemberID: 1, Upgrade: true}},
 		{"upgrade with another voter unhealthy waits instead of stopping one",
-			with(cluster("3.5.21", "a", "b", "c", "d"), func(o *Observed) {
+			with(cluster("3.5.36", "a", "b", "c", "d"), func(o *Observed) {
 				o.Size, o.Version = 3, "3.6.5"
 				o.Pods[3].Version, o.Pods[3].Image = "3.6.5", repo+":v3.6.5"
 				o.Members[2].Healthy = false
@@ -181,13 +183,13 @@ func TestNext(t *testing.T) {
 		{"upgrade moves leadership off an outdated leader before removing it",
 			with(cluster("3.6.5", "a", "b", "c", "d"), func(o *Observed) {
 				o.Size = 3
-				o.Pods[0].Version, o.Pods[0].Image = "3.5.21", repo+":v3.5.21"
+				o.Pods[0].Version, o.Pods[0].Image = "3.5.36", repo+":v3.5.36"
 			}),
 			Options{}, Action{Kind: MoveLeader, Member: "a", MemberID: 1, TargetID: 2}},
 		{"leadership goes to the most caught-up up-to-date follower",
 			with(cluster("3.6.5", "a", "b", "c", "d"), func(o *Observed) {
 				o.Size = 3
-				o.Pods[0].Version, o.Pods[0].Image = "3.5.21", repo+":v3.5.21"
+				o.Pods[0].Version, o.Pods[0].Image = "3.5.36", repo+":v3.5.36"
 				o.Members[1].RaftIndex, o.Members[2].RaftIndex, o.Members[3].RaftIndex = 90, 100, 95
 			}),
 			Options{}, Action{Kind: MoveLeader, Member: "a", MemberID: 1, TargetID: 3}},
@@ -211,7 +213,7 @@ func TestNext(t *testing.T) {
 			}),
 			Options{}, Action{Kind: RecreatePod, Member: "c", Version: "3.5.21"}},
 		{"pvc: upgrade restarts an outdated follower in place",
-			with(healthy, func(o *Observed) {
+			with(upgradable, func(o *Observed) {
 				o.UsesPVC = true
 				o.PVCs = map[string]bool{"a": true, "b": true, "c": true}
 				o.Version = "3.6.5"
@@ -220,11 +222,11 @@ func TestNext(t *testing.T) {
 		{"pvc: the last outdated member is the leader: move leadership",
 			with(cluster("3.6.5", "a", "b", "c"), func(o *Observed) {
 				o.UsesPVC = true
-				o.Pods[0].Version, o.Pods[0].Image = "3.5.21", repo+":v3.5.21"
+				o.Pods[0].Version, o.Pods[0].Image = "3.5.36", repo+":v3.5.36"
 			}),
 			Options{}, Action{Kind: MoveLeader, MemberID: 1, TargetID: 2}},
 		{"pvc: a terminating member is waited for",
-			with(healthy, func(o *Observed) { o.UsesPVC = true; o.Version = "3.6.5"; o.Pods[1].Terminating = true }),
+			with(upgradable, func(o *Observed) { o.UsesPVC = true; o.Version = "3.6.5"; o.Pods[1].Terminating = true }),
 			Options{}, Action{Kind: Wait}},
 		{"an old pod that is no member is deleted",
 			with(healthy, func(o *Observed) { o.Pods = append(o.Pods, Pod{Name: "x", Created: now.Add(-time.Minute)}) }),
@@ -240,14 +242,14 @@ func TestNext(t *testing.T) {
 			}),
 			Options{}, Action{Kind: Wait}},
 		{"unsafe: the next member restarts before the last one rejoined",
-			with(healthy, func(o *Observed) {
+			with(upgradable, func(o *Observed) {
 				o.UsesPVC, o.Version = true, "3.6.5"
 				o.Pods[0].Version, o.Pods[0].Image = "3.6.5", repo+":v3.6.5"
 				o.Members[0].Healthy = false
 			}),
 			Options{RestartBeforeRejoin: true}, Action{Kind: RestartMember, Member: "b", MemberID: 2, Upgrade: true}},
 		{"unsafe: still waits for the last one's pod to go",
-			with(healthy, func(o *Observed) {
+			with(upgradable, func(o *Observed) {
 				o.UsesPVC, o.Version = true, "3.6.5"
 				o.Pods[0].Terminating = true
 				o.Members[0].Healthy = false
@@ -267,7 +269,7 @@ func TestNext(t *testing.T) {
 			}),
 			Options{ReplaceUnanswering: true}, Action{Kind: Wait}},
 		{"unsafe: upgrade restarts every outdated member at once",
-			with(healthy, func(o *Observed) { o.Version = "3.6.5"; o.Members[1].Healthy = false }),
+			with(upgradable, func(o *Observed) { o.Version = "3.6.5"; o.Members[1].Healthy = false }),
 			Options{UpgradeAllAtOnce: true}, Action{Kind: RestartAll, Names: []string{"a", "b", "c"}}},
 		{"unsafe: a lost majority throws away the rest and bootstraps anew",
 			with(healthy, func(o *Observed) {
@@ -335,7 +337,10 @@ func TestCheckVersionChange(t *testing.T) {
 	}{
 		{"3.5.21", "3.5.21", ""},
 		{"3.5.17", "3.5.21", ""},
-		{"3.5.21", "3.6.5", ""},
+		{"3.5.36", "3.6.5", ""},
+		{"3.5.21", "3.6.5", conditions.ReasonOldPatchRefused},
+		{"3.5.32", "3.6.0-rc.1", ""},
+		{"3.2.13", "3.3.0", ""}, // coreos v0.9.4's clusters: no floor below 3.6
 		{"3.4.37", "3.5.21", ""},
 		{"", "3.6.5", ""},
 		{"3.5.21", "3.5.17", conditions.ReasonDowngradeRefused},

@@ -108,6 +108,11 @@ func UpgradeCondition(o Observed) (upgrading bool, reason, message string) {
 }
 
 func upgrade(o Observed, opts Options, version string) (Action, bool) {
+	if held(o) {
+		// Held: the members that moved already stay, as do the others,
+		// until spec.version names another image.
+		return Action{}, false
+	}
 	var outdated []string
 	for _, m := range o.Members {
 		if o.outdated(m.Name, version) {
@@ -158,15 +163,16 @@ func Voters(members []Member) int {
 
 // recreating completes a RecreatePod decided elsewhere (a lost pod on its
 // claim). While an upgrade is held the new pod records the image that could
-// not be pulled. Otherwise, while members run a newer minor release than the
-// version asked for (an aborted upgrade), the member comes back on the newest
-// of them: which version its data was last written by is not known any more,
+// not be pulled, or that a member did not become healthy on. Otherwise, while
+// members run a newer minor release than the version asked for (an aborted
+// upgrade), the member comes back on the newest of them: which version its data was last written by is not known any more,
 // and a newer release reads an older one's data, not the other way round.
 func recreating(o Observed, a Action) Action {
 	if a.Kind != RecreatePod {
 		return a
 	}
-	if a.ImageNotPulled = HeldImage(o); a.ImageNotPulled != "" {
+	a.ImageNotPulled, a.ImageUnhealthy = HeldImage(o), UnhealthyImage(o)
+	if a.ImageNotPulled != "" || a.ImageUnhealthy != "" {
 		return a
 	}
 	if _, versions := Ahead(o, a.Version); len(versions) > 0 {

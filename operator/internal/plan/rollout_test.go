@@ -82,7 +82,7 @@ func TestUpgradeCondition(t *testing.T) {
 		wantWords  []string
 	}{
 		{"up to date", cluster("3.5.21", "a", "b", "c"), false, conditions.ReasonUpToDate, []string{"v3.5.21"}},
-		{"in progress", with(cluster("3.5.21", "a", "b", "c"), func(o *Observed) { o.Version = "3.6.16" }),
+		{"in progress", with(cluster("3.5.36", "a", "b", "c"), func(o *Observed) { o.Version = "3.6.16" }),
 			true, conditions.ReasonUpgradeInProgress, []string{"v3.6.16"}},
 		{"refused", with(cluster("3.5.21", "a", "b", "c"), func(o *Observed) { o.Version = "3.4.37" }),
 			false, conditions.ReasonDowngradeRefused, []string{"3.4.37"}},
@@ -112,9 +112,9 @@ func TestUpgradeCondition(t *testing.T) {
 // A cluster of one member keeps its data on a claim: it is upgraded by
 // restarting it, as no other member could take over leadership.
 func TestSingleMemberUpgradeWithClaim(t *testing.T) {
-	one := with(cluster("3.5.21", "a"), func(o *Observed) {
+	one := with(cluster("3.5.36", "a"), func(o *Observed) {
 		withClaims(o)
-		o.Version, o.ReportedVersion = "3.6.16", "3.5.21"
+		o.Version, o.ReportedVersion = "3.6.16", "3.5.36"
 	})
 	steps := []struct {
 		name string
@@ -146,7 +146,7 @@ func TestSingleMemberUpgradeWithClaim(t *testing.T) {
 // member adds the new member as a learner, promotes it, hands it leadership,
 // and only then removes the old one.
 func TestSingleMemberUpgradeOnEmptyDir(t *testing.T) {
-	one := with(cluster("3.5.21", "a"), func(o *Observed) { o.Version, o.ReportedVersion = "3.6.16", "3.5.21" })
+	one := with(cluster("3.5.36", "a"), func(o *Observed) { o.Version, o.ReportedVersion = "3.6.16", "3.5.36" })
 	withLearner := func(started bool) Observed {
 		return with(one, func(o *Observed) {
 			o.Pods = append(o.Pods, Pod{Name: "n", Version: "3.6.16", Image: repo + ":v3.6.16", Created: now, Ready: started})
@@ -191,7 +191,12 @@ func TestCurrentVersion(t *testing.T) {
 		{"a member without a pod counts with the version reported before",
 			with(aborted(true), func(o *Observed) { dropPod(o, "a") }), "3.5.21"},
 		{"so does a member whose pod has not started yet",
-			with(aborted(true), func(o *Observed) { runs(o, 0, "3.6.16"); o.Pods[0].Pending = true }), "3.5.21"},
+			with(aborted(true), func(o *Observed) {
+				runs(o, 0, "3.6.16")
+				o.Pods[0].Pending, o.Members[0].Healthy = true, false
+			}), "3.5.21"},
+		{"and a member whose pod runs but does not answer",
+			with(aborted(true), func(o *Observed) { runs(o, 0, "3.6.16"); o.Members[0].Healthy = false }), "3.5.21"},
 		{"once every member runs, the reported version no longer counts",
 			with(aborted(true), func(o *Observed) { runs(o, 0, "3.6.16") }), "3.6.16"},
 		{"nothing reported yet: pending pods count (a new cluster)",

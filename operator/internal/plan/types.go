@@ -33,6 +33,10 @@ type Pod struct {
 	// ImageNotPulled is the image the member could not pull before this pod
 	// brought it back on its previous version (desired.AnnotationImageNotPulled).
 	ImageNotPulled string
+	// ImageUnhealthy is the image the member did not become healthy on
+	// before this pod brought it back on its previous version
+	// (desired.AnnotationImageUnhealthy).
+	ImageUnhealthy string
 	// Seed is set on a member pod started on a copy of a survivor's data
 	// (see LostQuorum); nil for every other pod.
 	Seed *Seed
@@ -80,6 +84,8 @@ type Observed struct {
 	ReportedVersion string
 	// UnpulledImage is status.unpulledImage as last written (see HeldImage).
 	UnpulledImage string
+	// UnhealthyImage is status.unhealthyImage as last written (see UnhealthyImage).
+	UnhealthyImage string
 	// PolicyHash is the pod policy new member pods get (desired.PodPolicyHash).
 	PolicyHash string
 	// NotRunningDeadline is how long a member pod may not run (Pod.NotRunning)
@@ -339,6 +345,9 @@ type Action struct {
 	// ImageNotPulled, on a RecreatePod while an upgrade is held, is the image
 	// that could not be pulled, recorded on the new pod.
 	ImageNotPulled string
+	// ImageUnhealthy, on a RecreatePod while an upgrade is held, is the
+	// image a member did not become healthy on, recorded on the new pod.
+	ImageUnhealthy string
 	// RaftIndex, on SeedFromSurvivor, is the survivor's raft index.
 	RaftIndex uint64
 	// Revision, on CompactHistory, is the revision to compact to.

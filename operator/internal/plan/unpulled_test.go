@@ -14,10 +14,10 @@ const (
 	missing = repo + ":v3.6.99"
 )
 
-// upgrading: spec.version moved from 3.5.21 (reported) to 3.6.99.
+// upgrading: spec.version moved from 3.5.36 (reported) to 3.6.99.
 func upgrading(pvc bool, names ...string) Observed {
-	return with(cluster("3.5.21", names...), func(o *Observed) {
-		o.Version, o.ReportedVersion, o.NotRunningDeadline = "3.6.99", "3.5.21", deadline
+	return with(cluster("3.5.36", names...), func(o *Observed) {
+		o.Version, o.ReportedVersion, o.NotRunningDeadline = "3.6.99", "3.5.36", deadline
 		if pvc {
 			withClaims(o)
 		}
@@ -40,7 +40,7 @@ func cannotPull(o *Observed, i int, wait time.Duration) {
 // unknownMembership: the only member's pod does not run, so nobody answers.
 func unknownMembership(o *Observed) { o.MembershipKnown, o.Members, o.LeaderID = false, nil, 0 }
 
-// heldBack: b runs 3.5.21 again after it could not pull 3.6.99, as status records.
+// heldBack: b runs 3.5.36 again after it could not pull 3.6.99, as status records.
 func heldBack(o *Observed) {
 	o.UnpulledImage = missing
 	o.Pods[1].ImageNotPulled = missing
@@ -66,7 +66,7 @@ func TestUnpulledImage(t *testing.T) {
 				dropPod(o, "b")
 				o.Members[1].Healthy = false
 			}),
-			Action{Kind: RecreatePod, Member: "b", Version: "3.5.21"}, true, missing},
+			Action{Kind: RecreatePod, Member: "b", Version: "3.5.36"}, true, missing},
 		{"pvc: held: no other member is touched", with(upgrading(true, "a", "b", "c"), heldBack),
 			Action{Kind: Nothing}, true, ""},
 		{"held across an operator restart that lost status, from the pod's record",
@@ -94,7 +94,7 @@ func TestUnpulledImage(t *testing.T) {
 				dropPod(o, "a")
 				unknownMembership(o)
 			}),
-			Action{Kind: RecreatePod, Member: "a", Version: "3.5.21"}, true, missing},
+			Action{Kind: RecreatePod, Member: "a", Version: "3.5.36"}, true, missing},
 		{"emptyDir: the learner that cannot pull is removed past the deadline, and the upgrade is held",
 			with(upgrading(false, "a", "b", "c", "d"), func(o *Observed) {
 				o.Size = 3
@@ -105,11 +105,11 @@ func TestUnpulledImage(t *testing.T) {
 		{"emptyDir: held: no new member is added", with(upgrading(false, "a", "b", "c"), func(o *Observed) { o.UnpulledImage = missing }),
 			Action{Kind: Nothing}, true, ""},
 		{"a pull failure of the running version's image is no upgrade to hold",
-			with(cluster("3.5.21", "a", "b", "c", "d"), func(o *Observed) {
-				o.Size, o.ReportedVersion, o.NotRunningDeadline = 4, "3.5.21", deadline
+			with(cluster("3.5.36", "a", "b", "c", "d"), func(o *Observed) {
+				o.Size, o.ReportedVersion, o.NotRunningDeadline = 4, "3.5.36", deadline
 				o.Members[3].IsLearner = true
 				cannotPull(o, 3, 2*time.Minute)
-				runs(o, 3, "3.5.21")
+				runs(o, 3, "3.5.36")
 			}),
 			Action{Kind: RemoveDeadMember, Member: "d", MemberID: 4}, false, ""},
 	}
@@ -130,8 +130,8 @@ func TestUnpulledImage(t *testing.T) {
 			if ok || reason != conditions.ReasonImageNotPulled || !strings.Contains(msg, missing) {
 				t.Errorf("UpgradeCondition() = %v, %s, %q: want False, ImageNotPulled, naming %s", ok, reason, msg, missing)
 			}
-			if v, _ := EffectiveVersion(tt.in); v != "3.5.21" {
-				t.Errorf("EffectiveVersion() = %s while held, want 3.5.21", v)
+			if v, _ := EffectiveVersion(tt.in); v != "3.5.36" {
+				t.Errorf("EffectiveVersion() = %s while held, want 3.5.36", v)
 			}
 		})
 	}

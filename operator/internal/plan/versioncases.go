@@ -28,8 +28,13 @@ type VersionChange struct {
 // spec.version (a status write, a scale) is never refused for it.
 var VersionChanges = []VersionChange{
 	{"patch upgrade", "3.5.17", "3.5.17", "3.5.21", ""},
-	{"one minor up", "3.5.21", "3.5.21", "3.6.16", ""},
-	{"pre-release of the next minor", "3.5.21", "3.5.21", "3.6.0-rc.1", ""},
+	{"one minor up", "3.5.36", "3.5.36", "3.6.16", ""},
+	{"pre-release of the next minor", "3.5.36", "3.5.36", "3.6.0-rc.1", ""},
+	{"3.5 to 3.6 from the first patch etcd allows", "3.5.32", "3.5.32", "3.6.16", ""},
+	{"3.5 to 3.6 from an older patch", "3.5.21", "3.5.21", "3.6.16", conditions.ReasonOldPatchRefused},
+	{"3.5 to 3.6 while a member still runs an older patch", "3.5.36", "3.5.21", "3.6.16", conditions.ReasonOldPatchRefused},
+	{"a 3.6 pre-release from an older patch", "3.5.21", "3.5.21", "3.6.0-rc.1", conditions.ReasonOldPatchRefused},
+	{"3.4 to 3.5 from any patch", "3.4.25", "3.4.25", "3.5.36", ""},
 	{"skipping a minor", "3.4.37", "3.4.37", "3.6.16", conditions.ReasonVersionSkewRefused},
 	{"next major", "3.6.16", "3.6.16", "4.0.0", conditions.ReasonVersionSkewRefused},
 	{"patch downgrade", "3.5.21", "3.5.21", "3.5.17", conditions.ReasonDowngradeRefused},
@@ -37,12 +42,14 @@ var VersionChanges = []VersionChange{
 
 	{"abort a minor upgrade", "3.6.16", "3.5.21", "3.5.21", ""},
 	{"abort a patch upgrade", "3.5.21", "3.5.17", "3.5.17", ""},
+	{"roll back a patch release members did not become healthy on", "3.5.36", "3.5.33", "3.5.33", ""},
 	{"abort to a newer patch of the running minor", "3.6.16", "3.5.21", "3.5.22", ""},
-	{"retarget a rollout to another patch of the new minor", "3.6.16", "3.5.21", "3.6.10", ""},
+	{"retarget a rollout to another patch of the new minor", "3.6.16", "3.5.36", "3.6.10", ""},
 	{"abort below the running version", "3.6.16", "3.5.21", "3.5.17", conditions.ReasonDowngradeRefused},
 	{"one minor past a rollout still running", "3.5.21", "3.4.37", "3.6.16", conditions.ReasonVersionSkewRefused},
 
-	{"nothing reported yet: one minor up", "3.5.21", "", "3.6.16", ""},
+	{"nothing reported yet: one minor up", "3.5.36", "", "3.6.16", ""},
+	{"nothing reported yet: 3.5 to 3.6 from an older patch", "3.5.21", "", "3.6.16", conditions.ReasonOldPatchRefused},
 	{"nothing reported yet: skipping a minor", "3.4.37", "", "3.6.16", conditions.ReasonVersionSkewRefused},
 	{"nothing reported yet: downgrade", "3.5.21", "", "3.4.37", conditions.ReasonDowngradeRefused},
 	{"nothing reported yet: patch downgrade", "3.5.21", "", "3.5.17", conditions.ReasonDowngradeRefused},
