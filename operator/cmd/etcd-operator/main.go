@@ -230,6 +230,10 @@ func run(ctx context.Context, restCfg *rest.Config, gates *kubecompat.Gates, o o
 	for _, a := range adaptations {
 		log.Info("adapting to an old API server: "+a, "kubernetes", server.GitVersion)
 	}
+	if why := server.NoDryRun(); why != "" {
+		log.Info("adapting to an old API server: new members' pods are not checked with a dry run before their learner is added: "+why,
+			"kubernetes", server.GitVersion)
+	}
 	if len(o.withoutEffect) > 0 {
 		log.Info("flags of coreos etcd-operator v0.9.4 accepted, with no effect here", "flags", o.withoutEffect)
 	}
@@ -293,6 +297,7 @@ func run(ctx context.Context, restCfg *rest.Config, gates *kubecompat.Gates, o o
 		Unsafe:  o.unsafeMembers,
 
 		NotRunningDeadline:      o.notRunningDeadline,
+		NoDryRun:                server.NoDryRun(),
 		MaxConcurrentReconciles: o.workers,
 		SeedImage:               seedImage(ctx, restCfg, o, log),
 

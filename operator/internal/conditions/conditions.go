@@ -20,6 +20,11 @@ const (
 	// cluster refuses writes), saying what the operator does about it or
 	// why it cannot; set once the alarm was seen, True once it is gone.
 	SpaceAvailable = "SpaceAvailable"
+	// Stalled is True while the next change keeps failing, or the API
+	// server refuses a new member's pod, and the change is retried with a
+	// growing delay (the kstatus convention: abnormal-true); set once that
+	// happened, False once the change went through.
+	Stalled = "Stalled"
 )
 
 // Condition reasons (CamelCase, as the API requires).
@@ -103,6 +108,19 @@ const (
 	ReasonWithinQuota = "WithinQuota"
 	// ReasonDefragmenting: a member's free pages are being given back.
 	ReasonDefragmenting = "Defragmenting"
+	// ReasonMemberPodRefused (Stalled, and the Warning Event): the API server
+	// refuses the pod of a new member (a server-side dry run: ResourceQuota,
+	// PodSecurity, an admission webhook, a spec it rejects), so no learner is
+	// added; retried with a growing delay.
+	ReasonMemberPodRefused = "MemberPodRefused"
+	// ReasonBackingOff (Stalled): the same change failed several times in a
+	// row; it is retried with a growing delay.
+	ReasonBackingOff = "BackingOff"
+	// ReasonChangesSucceed (Stalled False): the change that kept failing went through.
+	ReasonChangesSucceed = "ChangesSucceed"
+	// ReasonPodNotSeenYet: a pod the operator created is not in its cache
+	// yet; nothing is decided until it is (or a grace period is over).
+	ReasonPodNotSeenYet = "PodNotSeenYet"
 )
 
 // Event reasons. The first four are the ones coreos etcd-operator emitted, kept

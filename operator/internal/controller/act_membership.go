@@ -2,6 +2,8 @@ package controller
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -13,10 +15,26 @@ import (
 )
 
 // addMember adds a learner first and starts its pod second: a pod must never
-// run for a member etcd does not know. If the pod cannot be created the
-// member has no pod, counts as dead and is removed on a later pass.
+// run for a member etcd does not know. The pod (and claim) is checked with a
+// server-side dry run before the learner is added: a refused pod would leave
+// a member with no pod, removed as dead on the next pass and added again,
+// for ever. A refusal adds nothing and is told (a Warning Event with the API
+// server's words, and the Stalled condition); the plan tries again later,
+// with a growing delay. If the pod cannot be created all the same (the
+// quota filled up in between, say), the member has no pod, counts as dead
+// and is removed on a later pass.
 func (r *Reconciler) addMember(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, a *plan.Action) error {
 	name := desired.NewMemberName(c.Name, r.nameSuffix())
+	check := desired.Member{Name: name, Version: a.Version, InitialCluster: initialCluster(c, obs.members)}
+	check.InitialCluster[name] = desired.PeerURL(c, name)
+	if err := r.checkMemberObjects(ctx, c, check); err != nil {
+		var refused *memberPodRefused
+		if errors.As(err, &refused) {
+			r.event(c, corev1.EventTypeWarning, conditions.ReasonMemberPodRefused, "Add",
+				"The API server refuses the pod of a new member, so no member is added: %s", refused.err)
+		}
+		return err
+	}
 	_, members, err := obs.admin.AddLearner(ctx, desired.PeerURL(c, name))
 	if err != nil {
 		return err
@@ -30,11 +48,13 @@ func (r *Reconciler) addMember(ctx context.Context, c *etcdv1beta2.EtcdCluster, 
 }
 
 // actPromoteLearner promotes a learner; one not caught up yet is retried at
-// the in-flight pace, without an error.
+// the in-flight pace, without an error (the pass turns into a Wait: nothing
+// changed), until the plan's learner deadline.
 func (r *Reconciler) actPromoteLearner(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, a *plan.Action) error {
 	if err := obs.admin.Promote(ctx, a.MemberID); err != nil {
 		if etcdadmin.IsLearnerNotReady(err) {
-			a.RequeueAfter = plan.PollInFlight
+			a.Kind, a.RequeueAfter = plan.Wait, plan.PollInFlight
+			a.Message = fmt.Sprintf("learner %s has not caught up with the leader yet: etcd refuses its promotion", a.Member)
 			return nil
 		}
 		return err

@@ -108,6 +108,7 @@ func (r *Reconciler) createMemberPod(ctx context.Context, c *etcdv1beta2.EtcdClu
 		}
 		return fmt.Errorf("creating pod %s: %w", pod.Name, err)
 	}
+	r.created.add(c, pod.Name, r.now())
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
@@ -74,6 +75,7 @@ func (r *Reconciler) gather(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*o
 			PolicyHash:  desired.PodPolicyHash(c),
 
 			NotRunningDeadline: r.notRunningDeadline(),
+			Failures:           r.failures.list(types.NamespacedName{Namespace: c.Namespace, Name: c.Name}, c.Generation),
 			UnansweringIsDead:  r.Options.ReplaceUnanswering,
 
 			RecoverFromSurvivor: desired.RecoversFromSurvivor(c),
@@ -125,6 +127,7 @@ func (r *Reconciler) gather(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*o
 			endpoints = append(endpoints, podClientURL(c, p))
 		}
 	}
+	obs.Unseen = r.created.unseen(types.NamespacedName{Namespace: c.Namespace, Name: c.Name}, obs.pods, obs.Now)
 	if _, old, ok := plan.Retiring(obs.Pods); ok {
 		// The old cluster's pods, which a seeded member replaces: only the
 		// new cluster's membership counts from now on.
@@ -284,10 +287,14 @@ func ofThisCluster(members []etcdadmin.Member, pods map[string]*corev1.Pod) bool
 }
 
 func (r *Reconciler) notRunningDeadline() time.Duration {
-	if r.NotRunningDeadline > 0 {
-		return r.NotRunningDeadline
+	return orDefault(r.NotRunningDeadline, plan.DefaultNotRunningDeadline)
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
 	}
-	return plan.DefaultNotRunningDeadline
+	return def
 }
 
 func memberName(m etcdadmin.Member) string {

@@ -5,6 +5,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -73,6 +74,11 @@ type Reconciler struct {
 	Unsafe  desired.Unsafe
 	// NotRunningDeadline: see plan.Observed (0: plan.DefaultNotRunningDeadline).
 	NotRunningDeadline time.Duration
+	// NoDryRun, when set, says why a new member's pod is not checked with a
+	// server-side dry run before its learner is added (see
+	// checkMemberObjects): the API server has none (before Kubernetes 1.13;
+	// older ones would create the pod for real).
+	NoDryRun string
 	// MaxConcurrentReconciles is how many clusters are reconciled at once
 	// (0: DefaultMaxConcurrentReconciles); one cluster is never reconciled
 	// by two workers at a time.
@@ -108,6 +114,8 @@ type Reconciler struct {
 	memo            sync.Map    // types.NamespacedName → memoStatus (recall)
 	warned          sync.Map    // causes logged once (warnOnce)
 	refused         refusals
+	created         createdPods    // member pods the cache may not show yet
+	failures        changeFailures // changes that failed in a row (backoff)
 }
 
 func (r *Reconciler) now() time.Time {
@@ -176,6 +184,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if client.IgnoreNotFound(err) == nil {
 			metrics.Forget(req.Namespace, req.Name)
 			r.refused.forget(req.NamespacedName)
+			r.created.forget(req.NamespacedName)
+			r.failures.forget(req.NamespacedName)
 			r.memo.Delete(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -212,18 +222,26 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	action := plan.Next(obs.Observed, r.Options)
 	logger.V(1).Info("next action", "kind", action.Kind, "member", action.Member, "message", action.Message)
 	actErr := r.act(ctx, &cluster, obs, &action)
-	if actErr != nil || changes(action.Kind) {
+	var podRefused *memberPodRefused
+	switch {
+	case errors.As(actErr, &podRefused):
+		// Told by the Stalled condition and an Event; no write was made,
+		// so the Authorized condition (the operator's grant) is not concerned.
+		logger.Info("new member's pod refused", "error", actErr.Error())
+	case actErr != nil || changes(action.Kind):
 		if err := r.settle(ctx, req.NamespacedName, writeMembers, actErr); err != nil {
 			logger.Info("action failed", "kind", action.Kind, "member", action.Member, "error", err.Error())
 		}
 	}
 	requeue := action.RequeueAfter
-	if actErr != nil {
-		// etcd refuses membership changes for a few seconds after any member
-		// (re)connects; exponential backoff would turn that into minutes, so
-		// retry at the plan's in-flight pace instead.
-		requeue = plan.PollInFlight
+	// A failed change is retried after plan.Backoff: first at the in-flight
+	// pace (etcd refuses membership changes for a few seconds after any
+	// member reconnects, which controller-runtime's exponential backoff
+	// would turn into minutes), then at a doubling delay.
+	if retry := r.note(req.NamespacedName, cluster.Generation, obs, action, actErr); actErr != nil {
+		requeue = retry
 	}
+	obs.Failures = r.failures.list(req.NamespacedName, cluster.Generation)
 
 	refused := r.refused.list(req.NamespacedName)
 	if r.EventsOff != "" {

@@ -132,6 +132,7 @@ func (r *Reconciler) seedFromBackup(ctx context.Context, c *etcdv1beta2.EtcdClus
 	if err := r.Client.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating the restored member %s: %w", name, err)
 	}
+	r.created.add(c, name, r.now())
 	r.event(c, corev1.EventTypeWarning, conditions.EventRestoring, "Seed", "%s. New member: %s", a.Message, name)
 	want := er.Status
 	want.Phase, want.Member, want.Reason = etcdv1beta2.RestoreSeeding, name, ""

@@ -71,6 +71,10 @@ func computeStatus(c *etcdv1beta2.EtcdCluster, obs *observation, a plan.Action, 
 	if v, ok := authorization(st.Conditions, refused); ok {
 		set(conditions.Authorized, v)
 	}
+	// Set once a change stalled, kept up to date after.
+	if stalled, reason, message := plan.StalledCondition(obs.Observed); stalled || meta.FindStatusCondition(st.Conditions, conditions.Stalled) != nil {
+		set(conditions.Stalled, verdict{stalled, reason, message})
+	}
 	// Set once NOSPACE was seen, kept up to date after: a cluster that
 	// never filled its quota gets no SpaceAvailable condition.
 	if v, ok := plan.SpaceCondition(obs.Observed); ok && (!v.Status || meta.FindStatusCondition(st.Conditions, conditions.SpaceAvailable) != nil) {
@@ -261,6 +265,7 @@ var refusalEvents = map[string]string{
 // recordRefusal emits the refusal Event once, when the Upgrading condition
 // first turns into a refusal (or a held upgrade), the client TLS Event
 // once, when Available first says the operator cannot reach the members,
+// a BackingOff Event each time a change that keeps failing fails again,
 // and the No Space Event each time SpaceAvailable turns False for a reason.
 func (r *Reconciler) recordRefusal(c *etcdv1beta2.EtcdCluster, st *etcdv1beta2.EtcdClusterStatus) {
 	if now, ok := turned(c, st, conditions.Upgrading); ok && refusalEvents[now.Reason] != "" {
@@ -268,6 +273,11 @@ func (r *Reconciler) recordRefusal(c *etcdv1beta2.EtcdCluster, st *etcdv1beta2.E
 	}
 	if now, ok := turned(c, st, conditions.Available); ok && now.Reason == conditions.ReasonClientTLSUnavailable {
 		r.event(c, corev1.EventTypeWarning, conditions.EventClientTLSUnavailable, "Connect", "%s", now.Message)
+	}
+	// Each failure of a change that keeps failing: the message says how
+	// often and when it is tried again, which changes only then.
+	if now, ok := turned(c, st, conditions.Stalled); ok && now.Status == metav1.ConditionTrue && now.Reason == conditions.ReasonBackingOff {
+		r.event(c, corev1.EventTypeWarning, conditions.ReasonBackingOff, "Retry", "%s", now.Message)
 	}
 	// On a new reason only: the message carries sizes, which change every pass.
 	now := meta.FindStatusCondition(st.Conditions, conditions.SpaceAvailable)

@@ -66,6 +66,7 @@ func (r *Reconciler) seedFromSurvivor(ctx context.Context, c *etcdv1beta2.EtcdCl
 	if err := r.Client.Create(ctx, pod); err != nil {
 		return fmt.Errorf("creating seeded pod %s: %w", name, err)
 	}
+	r.created.add(c, name, r.now())
 	r.event(c, corev1.EventTypeWarning, conditions.EventRecoveringFromSurvivor, "Seed", "%s. New member: %s", a.Message, name)
 	return nil
 }

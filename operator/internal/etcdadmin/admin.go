@@ -247,6 +247,25 @@ func IsLearnerNotReady(err error) bool {
 		strings.Contains(err.Error(), rpctypes.ErrorDesc(rpctypes.ErrGRPCLearnerNotReady)))
 }
 
+// momentaryRefusals are etcd's refusals of a membership change that pass
+// within seconds by themselves: a member (re)connected less than five
+// seconds ago ("unhealthy cluster"), or leadership is changing.
+var momentaryRefusals = []error{rpctypes.ErrUnhealthy, rpctypes.ErrLeaderChanged, rpctypes.ErrNoLeader, rpctypes.ErrTimeoutDueToLeaderFail}
+
+// IsMomentary is true when a membership change failed only for a reason
+// that passes within seconds by itself (momentaryRefusals).
+func IsMomentary(err error) bool {
+	if err == nil {
+		return false
+	}
+	for _, m := range momentaryRefusals {
+		if errors.Is(err, m) || strings.Contains(err.Error(), m.Error()) {
+			return true
+		}
+	}
+	return false
+}
+
 // Remove removes a member from the membership. The request goes only to the
 // other members: a member that applies its own removal stops at once and
 // would never answer. A member that is already gone counts as removed, so a

@@ -2,12 +2,14 @@ package etcdadmin_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
@@ -425,5 +427,23 @@ func TestSpaceIsReclaimed(t *testing.T) {
 	}
 	if alarms, err := a.Alarms(c); err != nil || len(alarms) != 0 {
 		t.Fatalf("alarms after disarming: %+v (%v)", alarms, err)
+	}
+}
+
+func TestIsMomentary(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("adding learner x: %w", rpctypes.ErrUnhealthy), true},
+		{rpctypes.ErrGRPCUnhealthy, true},
+		{fmt.Errorf("removing member 1: %w", rpctypes.ErrGRPCLeaderChanged), true},
+		{fmt.Errorf("adding learner x: %w", rpctypes.ErrGRPCTooManyLearners), false},
+		{errors.New("creating pod x: exceeded quota"), false},
+		{nil, false},
+	} {
+		if got := etcdadmin.IsMomentary(tt.err); got != tt.want {
+			t.Errorf("IsMomentary(%v) = %v, want %v", tt.err, got, tt.want)
+		}
 	}
 }

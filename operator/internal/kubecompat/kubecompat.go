@@ -18,6 +18,12 @@ import (
 // watches with sendInitialEvents (streaming lists, 1.27).
 const WatchListMinMinor = 27
 
+// DryRunMinMinor is the first Kubernetes minor whose API server does
+// server-side dry runs by default (beta in 1.13; alpha and off in 1.12).
+// Before 1.12 the dryRun parameter is unknown, and a "dry-run" create
+// would create the object for real: no dry run is ever sent there.
+const DryRunMinMinor = 13
+
 // Gates are client-go's feature gates, with WatchListClient switched off for
 // API servers that predate it: they ignore sendInitialEvents and never send
 // the bookmark that ends the initial list, so informers would never sync.
@@ -71,6 +77,15 @@ func (g *Gates) AdaptTo(cfg *rest.Config) (Server, []string, error) {
 		notes = append(notes, fmt.Sprintf("streaming lists (WatchListClient) off: Kubernetes %s predates them (1.%d)", s.GitVersion, WatchListMinMinor))
 	}
 	return s, notes, nil
+}
+
+// NoDryRun says why the server cannot be sent a server-side dry run, ""
+// when it can.
+func (s Server) NoDryRun() string {
+	if s.Major == 1 && s.Minor < DryRunMinMinor {
+		return fmt.Sprintf("Kubernetes %d.%d has no server-side dry run (1.%d and later)", s.Major, s.Minor, DryRunMinMinor)
+	}
+	return ""
 }
 
 // ParseServer reads version.Info's major and minor ("1", "16+").

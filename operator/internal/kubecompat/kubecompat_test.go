@@ -36,3 +36,14 @@ func TestParseServer(t *testing.T) {
 		t.Error("unreadable minor accepted")
 	}
 }
+
+func TestNoDryRunBefore113(t *testing.T) {
+	for _, tt := range []struct {
+		minor int
+		want  bool
+	}{{11, false}, {12, false}, {13, true}, {16, true}, {34, true}} {
+		if got := (Server{Major: 1, Minor: tt.minor}).NoDryRun() == ""; got != tt.want {
+			t.Errorf("1.%d: dry run %v, want %v", tt.minor, got, tt.want)
+		}
+	}
+}

@@ -7,14 +7,17 @@ import (
 	"github.com/etcdproof/etcdproof/operator/internal/conditions"
 )
 
-// Dead reports members whose pod is gone or failed, or has not run for
-// longer than the deadline (see NotRunning) while the member does not answer:
-// a member that answers etcd's status call runs, whatever its pod looks like.
+// Dead reports members whose pod is gone (and not just created: see
+// Observed.Unseen) or failed, or has not run for longer than the deadline
+// (see NotRunning) while the member does not answer: a member that answers
+// etcd's status call runs, whatever its pod looks like.
 func Dead(o Observed) []Member {
 	var dead []Member
 	for _, m := range o.Members {
 		p, ok := o.pod(m.Name)
-		if !ok || p.Failed || (!m.Healthy && (o.overDeadline(p) || o.unansweringDead(p))) {
+		switch {
+		case !ok && o.unseen(m.Name):
+		case !ok || p.Failed || (!m.Healthy && (o.overDeadline(p) || o.unansweringDead(p))):
 			dead = append(dead, m)
 		}
 	}

@@ -54,9 +54,10 @@ func wait(reason, msg string, after time.Duration) Action {
 // the first that applies wins: recover, then finish a membership change, then
 // scale, then upgrade. When a member pod that does not run will pass the
 // deadline before the next look, the next look is at the deadline. A pod
-// recreated on its claim gets its version from recreating.
+// recreated on its claim gets its version from recreating. A change that failed lately waits for its
+// next try (backoff).
 func Next(o Observed, opts Options) Action {
-	a := recreating(o, next(o, opts))
+	a := backoff(o, recreating(o, next(o, opts)))
 	if o.NoSpace && (a.RequeueAfter == 0 || a.RequeueAfter > PollNoSpace) && !o.Paused {
 		a.RequeueAfter = PollNoSpace
 	}
@@ -76,6 +77,9 @@ func next(o Observed, opts Options) Action {
 		// Without a client certificate no member answers, which must not be
 		// taken for lost members: nothing is created, removed or deleted.
 		return wait(conditions.ReasonClientTLSUnavailable, o.NoClientTLS, PollClientTLS)
+	}
+	if a, ok := cacheBehind(o); ok {
+		return a
 	}
 	if a, ok := strangers(o); ok {
 		return a

@@ -91,6 +91,12 @@ type Observed struct {
 	// NotRunningDeadline is how long a member pod may not run (Pod.NotRunning)
 	// before its member counts as dead; 0 switches the rule off.
 	NotRunningDeadline time.Duration
+	// Unseen holds the member pods this operator created that the pod list
+	// does not show yet, by name, with when each was created (a cache that
+	// lags behind the operator's own writes; see cacheBehind).
+	Unseen map[string]time.Time
+	// Failures are the changes that failed lately, in a row (see backoff).
+	Failures []Failure
 	// UnansweringIsDead (unsafe, the self-test's replace-unanswering mode):
 	// a member that does not answer is dead at once, however well its pod
 	// runs (see Options.ReplaceUnanswering).
