@@ -108,6 +108,20 @@ const (
 	ReasonWithinQuota = "WithinQuota"
 	// ReasonDefragmenting: a member's free pages are being given back.
 	ReasonDefragmenting = "Defragmenting"
+	// ReasonLearnerNotCaughtUp (Recovering, and the Warning Event of its
+	// removal): a learner whose etcd has run for longer than the learner
+	// deadline without being promoted (it never reached the leader, or etcd
+	// refuses its promotion as not caught up) counts as dead.
+	ReasonLearnerNotCaughtUp = "LearnerNotCaughtUp"
+	// ReasonPodStuckTerminating (Recovering, and the Warning Event): a member
+	// pod on a working node is still there past its grace period and the
+	// deadline, and its member does not answer: it counts as dead.
+	ReasonPodStuckTerminating = "PodStuckTerminating"
+	// ReasonPodStuckCreating (Recovering, and the Warning Event): a member
+	// pod on a node has not started its containers (sandbox, volumes or
+	// network not ready, ContainerCreating) for longer than the creating
+	// deadline: it counts as dead.
+	ReasonPodStuckCreating = "PodStuckCreating"
 	// ReasonMemberPodRefused (Stalled, and the Warning Event): the API server
 	// refuses the pod of a new member (a server-side dry run: ResourceQuota,
 	// PodSecurity, an admission webhook, a spec it rejects), so no learner is

@@ -22,7 +22,13 @@ func (r *Reconciler) act(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *o
 	callCtx, cancel := context.WithTimeout(ctx, membershipCallTimeout)
 	defer cancel()
 	if a.NotRunning != "" {
-		r.event(c, corev1.EventTypeWarning, conditions.EventMemberNotRunning, "Remove", "Member %s counts as dead: %s", a.Member, a.NotRunning)
+		// One Event per member (see memberEvent); a stuck state has its
+		// own reason, the Recovering condition's.
+		reason := conditions.EventMemberNotRunning
+		if a.Stuck != "" {
+			reason = a.Stuck
+		}
+		r.memberEvent(c, obs.pods[a.Member], corev1.EventTypeWarning, reason, "Remove", "Member %s counts as dead: %s", a.Member, a.NotRunning)
 	}
 	switch a.Kind {
 	case plan.Bootstrap:

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -93,7 +94,9 @@ func (f *changeFailures) succeed(key types.NamespacedName, kind plan.Kind, membe
 // counts:
 //   - a failed change counts against itself (a refused member pod too),
 //     unless etcd refused it for a moment only;
-//   - an added member is a success only once it is promoted;
+//   - an added member is a success only once it is promoted: a learner
+//     removed as dead though it had a pod (it never joined, or its pod
+//     never ran) counts against adding a member, so the next add waits;
 //   - a cluster with nothing to do has nothing failing.
 func (r *Reconciler) note(key types.NamespacedName, generation int64, obs *observation, a plan.Action, err error) time.Duration {
 	now := r.now()
@@ -113,8 +116,32 @@ func (r *Reconciler) note(key types.NamespacedName, generation int64, obs *obser
 	case a.Kind == plan.PromoteLearner:
 		r.failures.succeed(key, plan.PromoteLearner, a.Member, false)
 		r.failures.succeed(key, plan.AddMember, "", false)
+	case a.Kind == plan.RemoveDeadMember || a.Kind == plan.RemoveMember:
+		r.failures.succeed(key, a.Kind, a.Member, false)
+		if why, ok := learnerThatDidNotJoin(obs, a); ok {
+			r.failures.fail(key, generation, plan.AddMember, "", errors.New(why), now)
+		}
 	case changes(a.Kind):
 		r.failures.succeed(key, a.Kind, a.Member, false)
 	}
 	return 0
+}
+
+// learnerThatDidNotJoin: action a removed a learner that had a pod, and why
+// it was dead. A learner with no pod is one whose add already failed (its
+// pod was refused), or that an operator stopped halfway: not counted again.
+func learnerThatDidNotJoin(obs *observation, a plan.Action) (string, bool) {
+	if _, hasPod := obs.pods[a.Member]; !hasPod {
+		return "", false
+	}
+	for _, m := range obs.Members {
+		if m.ID == a.MemberID && m.IsLearner {
+			why := plan.WhyDead(obs.Observed, m)
+			if why == "" {
+				return "", false // a learner removed for a scale down, not dead
+			}
+			return fmt.Sprintf("the new member %s did not join and was removed: %s", a.Member, why), true
+		}
+	}
+	return "", false
 }

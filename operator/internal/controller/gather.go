@@ -75,6 +75,8 @@ func (r *Reconciler) gather(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*o
 			PolicyHash:  desired.PodPolicyHash(c),
 
 			NotRunningDeadline: r.notRunningDeadline(),
+			CreatingDeadline:   orDefault(r.CreatingDeadline, plan.DefaultCreatingDeadline),
+			LearnerDeadline:    orDefault(r.LearnerDeadline, plan.DefaultLearnerDeadline),
 			Failures:           r.failures.list(types.NamespacedName{Namespace: c.Namespace, Name: c.Name}, c.Generation),
 			UnansweringIsDead:  r.Options.ReplaceUnanswering,
 
@@ -328,6 +330,11 @@ func podInfo(p *corev1.Pod) plan.Pod {
 		info.SeedFailing = seedFailing(p)
 	}
 	info.NotRunning, info.NotRunningSince = plan.NotRunning(p)
+	for _, st := range p.Status.ContainerStatuses {
+		if st.Name == desired.ContainerName && st.State.Running != nil {
+			info.RunningSince = st.State.Running.StartedAt.Time
+		}
+	}
 	for _, ctr := range p.Spec.Containers {
 		if ctr.Name == desired.ContainerName {
 			info.Image = ctr.Image

@@ -37,39 +37,76 @@ func setPodStatus(t *testing.T, p *corev1.Pod, ready, containersReady corev1.Con
 	}
 }
 
+// podReadyToStartContainers is the kubelet's pod condition (1.29+; named
+// PodHasNetwork before) that turns True once the pod's sandbox, volumes and
+// network are ready.
+const podReadyToStartContainers corev1.PodConditionType = "PodReadyToStartContainers"
+
+// holdDeletion keeps pod p once deleted, as a kubelet that never confirms
+// the deletion does, until the test ends.
+func holdDeletion(t *testing.T, p *corev1.Pod) {
+	t.Helper()
+	ctx := context.Background()
+	before := p.DeepCopy()
+	p.Finalizers = append(p.Finalizers, kubeletFinalizer)
+	if err := k8s.Patch(ctx, p, client.MergeFrom(before)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		var left corev1.Pod
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(p), &left); err == nil {
+			before := left.DeepCopy()
+			left.Finalizers = slices.DeleteFunc(left.Finalizers, func(f string) bool { return f == kubeletFinalizer })
+			_ = k8s.Patch(ctx, &left, client.MergeFrom(before))
+		}
+	})
+}
+
 // TestMemberThatDoesNotRunIsReplaced: a member whose pod does not run for
 // longer than the deadline is removed from membership and replaced by a new
-// learner, with a Warning Event that says which member and why.
+// learner, with a Warning Event that says which member and why. That
+// includes a pod stuck terminating on a working node past its grace period,
+// and one whose containers never get created.
 func TestMemberThatDoesNotRunIsReplaced(t *testing.T) {
 	needAPIServer(t)
 	for _, tt := range []struct {
 		name  string
+		event string // the Warning Event's reason, which names the member
 		stall func(t *testing.T, p *corev1.Pod)
 	}{
-		{"crash-loop", func(t *testing.T, p *corev1.Pod) {
+		{"crash-loop", conditions.EventMemberNotRunning, func(t *testing.T, p *corev1.Pod) {
 			setPodStatus(t, p, corev1.ConditionFalse, corev1.ConditionFalse, time.Now().Add(-time.Minute),
 				corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}})
 		}},
-		{"node-lost", func(t *testing.T, p *corev1.Pod) {
+		{"node-lost", conditions.EventMemberNotRunning, func(t *testing.T, p *corev1.Pod) {
 			// The node controller's mark: Ready False, the rest as the kubelet left it.
 			setPodStatus(t, p, corev1.ConditionFalse, corev1.ConditionTrue, time.Now().Add(-time.Minute),
 				corev1.ContainerState{Running: &corev1.ContainerStateRunning{}})
 			// No kubelet confirms the deletion: the finalizer plays the lost node.
-			ctx := context.Background()
-			before := p.DeepCopy()
-			p.Finalizers = append(p.Finalizers, kubeletFinalizer)
-			if err := k8s.Patch(ctx, p, client.MergeFrom(before)); err != nil {
+			holdDeletion(t, p)
+			if err := k8s.Delete(context.Background(), p); err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() {
-				var left corev1.Pod
-				if err := k8s.Get(ctx, client.ObjectKeyFromObject(p), &left); err == nil {
-					before := left.DeepCopy()
-					left.Finalizers = slices.DeleteFunc(left.Finalizers, func(f string) bool { return f == kubeletFinalizer })
-					_ = k8s.Patch(ctx, &left, client.MergeFrom(before))
-				}
-			})
-			if err := k8s.Delete(ctx, p); err != nil {
+		}},
+		{"stuck-terminating", conditions.ReasonPodStuckTerminating, func(t *testing.T, p *corev1.Pod) {
+			// A working node's kubelet stopped etcd (containers not ready,
+			// Ready False with them: no lost-node mark), but the pod stays:
+			// a finalizer nobody removes, a volume that does not unmount.
+			setPodStatus(t, p, corev1.ConditionFalse, corev1.ConditionFalse, time.Now(),
+				corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}})
+			holdDeletion(t, p)
+			if err := k8s.Delete(context.Background(), p, client.GracePeriodSeconds(1)); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"stuck-creating", conditions.ReasonPodStuckCreating, func(t *testing.T, p *corev1.Pod) {
+			// The node lost the pod's sandbox (a reboot) and cannot make
+			// another: volumes that do not mount, a network plugin that fails.
+			setPodStatus(t, p, corev1.ConditionFalse, corev1.ConditionFalse, time.Now(),
+				corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}})
+			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{
+				Type: podReadyToStartContainers, Status: corev1.ConditionFalse, LastTransitionTime: metav1.Now()})
+			if err := k8s.Status().Update(context.Background(), p); err != nil {
 				t.Fatal(err)
 			}
 		}},
@@ -77,7 +114,8 @@ func TestMemberThatDoesNotRunIsReplaced(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			c, pods, members := runningClusterWith(t, &controller.Reconciler{NotRunningDeadline: 2 * time.Second}, tt.name, 3)
+			c, pods, members := runningClusterWith(t, &controller.Reconciler{
+				NotRunningDeadline: 2 * time.Second, CreatingDeadline: 2 * time.Second}, tt.name, 3)
 			victim := pods[2]
 			stopMember(members[victim.Name])
 			tt.stall(t, &victim)
@@ -115,14 +153,14 @@ func TestMemberThatDoesNotRunIsReplaced(t *testing.T) {
 					return err
 				}
 				for _, e := range events.Items {
-					if e.Reason == conditions.EventMemberNotRunning && e.Type == corev1.EventTypeWarning {
+					if e.Reason == tt.event && e.Type == corev1.EventTypeWarning {
 						if !strings.Contains(e.Message, victim.Name) {
 							return fmt.Errorf("event %q does not name %s", e.Message, victim.Name)
 						}
 						return nil
 					}
 				}
-				return fmt.Errorf("no %q event", conditions.EventMemberNotRunning)
+				return fmt.Errorf("no %q event", tt.event)
 			})
 		})
 	}

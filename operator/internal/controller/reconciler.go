@@ -74,6 +74,8 @@ type Reconciler struct {
 	Unsafe  desired.Unsafe
 	// NotRunningDeadline: see plan.Observed (0: plan.DefaultNotRunningDeadline).
 	NotRunningDeadline time.Duration
+	// LearnerDeadline and CreatingDeadline: see plan.Observed (0: the plan's defaults).
+	LearnerDeadline, CreatingDeadline time.Duration
 	// NoDryRun, when set, says why a new member's pod is not checked with a
 	// server-side dry run before its learner is added (see
 	// checkMemberObjects): the API server has none (before Kubernetes 1.13;

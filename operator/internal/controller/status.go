@@ -218,8 +218,10 @@ func recovery(obs *observation, a plan.Action) verdict {
 		// Until the EtcdRestore says Restored: the cluster grows back from one member.
 		what, _ := plan.RestoringAfterLoss(obs.Observed)
 		return verdict{true, conditions.ReasonRestoringFromBackup, what}
-	case obs.MembershipKnown && len(dead) > 0 && !plan.Surplus(obs.Observed):
-		return verdict{true, conditions.ReasonReplacingDeadMember, fmt.Sprintf("%d dead member(s), first %s: %s", len(dead), dead[0].Name, plan.WhyDead(obs.Observed, dead[0]))}
+	case obs.MembershipKnown && len(dead) > 0 && (!plan.Surplus(obs.Observed) || plan.DeadReason(obs.Observed, dead[0]) != conditions.ReasonReplacingDeadMember):
+		// A stuck member is told by its own reason, also when it is surplus
+		// (a member stopped for a scale down whose pod does not go).
+		return verdict{true, plan.DeadReason(obs.Observed, dead[0]), fmt.Sprintf("%d dead member(s), first %s: %s", len(dead), dead[0].Name, plan.WhyDead(obs.Observed, dead[0]))}
 	case a.Kind == plan.RecreatePod || (a.Kind == plan.RestartMember && !a.Upgrade):
 		return verdict{true, conditions.ReasonRestartingMember, a.Message}
 	}

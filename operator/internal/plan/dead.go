@@ -10,14 +10,16 @@ import (
 // Dead reports members whose pod is gone (and not just created: see
 // Observed.Unseen) or failed, or has not run for longer than the deadline
 // (see NotRunning) while the member does not answer: a member that answers
-// etcd's status call runs, whatever its pod looks like.
+// etcd's status call runs, whatever its pod looks like. A learner whose
+// etcd has run for longer than the learner deadline without being promoted
+// is dead too, answering or not (see learnerStuck).
 func Dead(o Observed) []Member {
 	var dead []Member
 	for _, m := range o.Members {
 		p, ok := o.pod(m.Name)
 		switch {
 		case !ok && o.unseen(m.Name):
-		case !ok || p.Failed || (!m.Healthy && (o.overDeadline(p) || o.unansweringDead(p))):
+		case !ok || p.Failed || (!m.Healthy && (o.overDeadline(p) || o.unansweringDead(p))) || o.learnerStuck(m):
 			dead = append(dead, m)
 		}
 	}
@@ -67,6 +69,7 @@ func deadMembers(o Observed, opts Options, version string) (Action, bool) {
 		if hasPod && !p.Failed {
 			notRunning = WhyDead(o, m)
 		}
+		stuck := stuckReason(o, m)
 		switch {
 		case Surplus(o):
 			// Checked before the unsafe modes too: recreating a member that
@@ -79,7 +82,7 @@ func deadMembers(o Observed, opts Options, version string) (Action, bool) {
 				msg = fmt.Sprintf("member %s is dead (%s) and not needed: removing it from membership", m.Name, notRunning)
 			}
 			return Action{Kind: RemoveMember, Member: m.Name, MemberID: m.ID, Reason: conditions.ReasonScalingDown,
-				Message: msg, NotRunning: notRunning, RequeueAfter: AfterChange}, true
+				Message: msg, NotRunning: notRunning, Stuck: stuck, RequeueAfter: AfterChange}, true
 		case opts.UpgradeAllAtOnce && !hasPod:
 			// Unsafe: restart in place whatever the volume, no gate.
 			return Action{Kind: RecreatePod, Member: m.Name, Version: version, Reason: conditions.ReasonRestartingMember,
@@ -105,6 +108,7 @@ func deadMembers(o Observed, opts Options, version string) (Action, bool) {
 		return Action{Kind: RemoveDeadMember, Member: m.Name, MemberID: m.ID, Reason: conditions.ReasonReplacingDeadMember,
 			Message:      fmt.Sprintf("member %s is dead (%s); removing it so a new member can replace it", m.Name, WhyDead(o, m)),
 			NotRunning:   notRunning,
+			Stuck:        stuck,
 			RequeueAfter: AfterChange}, true
 	}
 	return Action{}, false

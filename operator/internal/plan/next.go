@@ -52,9 +52,9 @@ func wait(reason, msg string, after time.Duration) Action {
 
 // Next returns the one next safe action. Checks run in order of urgency and
 // the first that applies wins: recover, then finish a membership change, then
-// scale, then upgrade. When a member pod that does not run will pass the
-// deadline before the next look, the next look is at the deadline. A pod
-// recreated on its claim gets its version from recreating. A change that failed lately waits for its
+// scale, then upgrade. When a member will pass a deadline before the next
+// look, the next look is at the deadline. A pod recreated on its claim gets
+// its version from recreating. A change that failed lately waits for its
 // next try (backoff).
 func Next(o Observed, opts Options) Action {
 	a := backoff(o, recreating(o, next(o, opts)))

@@ -315,6 +315,7 @@ func matches(got, w Action) bool {
 		(!w.Upgrade || got.Upgrade) &&
 		(w.Reason == "" || got.Reason == w.Reason) &&
 		(w.NotRunning == "" || got.NotRunning != "") &&
+		(w.Stuck == "" || got.Stuck == w.Stuck) &&
 		(w.RequeueAfter == 0 || got.RequeueAfter == w.RequeueAfter) &&
 		(w.Names == nil || equal(got.Names, w.Names))
 }

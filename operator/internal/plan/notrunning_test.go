@@ -64,6 +64,11 @@ func nodeLost(p *corev1.Pod, lost time.Time) *corev1.Pod {
 	return p
 }
 
+func withCondition(p *corev1.Pod, c corev1.PodCondition) *corev1.Pod {
+	p.Status.Conditions = append(p.Status.Conditions, c)
+	return p
+}
+
 func TestNotRunning(t *testing.T) {
 	lost := now.Add(-3 * time.Minute)
 	tests := []struct {
@@ -75,8 +80,26 @@ func TestNotRunning(t *testing.T) {
 		{"running and ready", memberPod(corev1.PodRunning, running, corev1.ConditionTrue), "", time.Time{}},
 		{"running, not ready (startup probe within its window, or catching up): runs",
 			memberPod(corev1.PodRunning, running, corev1.ConditionFalse), "", time.Time{}},
-		{"pulling its image without error: may still start",
-			memberPod(corev1.PodPending, waiting("ContainerCreating"), corev1.ConditionFalse), "", time.Time{}},
+		{"pulling its image without error: creating, since it was scheduled (the creating deadline judges it)",
+			memberPod(corev1.PodPending, waiting("ContainerCreating"), corev1.ConditionFalse), Creating, scheduled},
+		{"sandbox not ready (a volume that does not mount, a network plugin that fails): creating since the kubelet said so",
+			withCondition(memberPod(corev1.PodPending, waiting("ContainerCreating"), corev1.ConditionFalse),
+				cond("PodReadyToStartContainers", corev1.ConditionFalse, "", unready)), Creating, unready},
+		{"the same before 1.29 (PodHasNetwork)",
+			withCondition(memberPod(corev1.PodPending, waiting("ContainerCreating"), corev1.ConditionFalse),
+				cond("PodHasNetwork", corev1.ConditionFalse, "", unready)), Creating, unready},
+		{"sandbox not ready while an init container waits: creating",
+			withCondition(memberPod(corev1.PodPending, waiting("PodInitializing"), corev1.ConditionFalse),
+				cond("PodReadyToStartContainers", corev1.ConditionFalse, "", unready)), Creating, unready},
+		{"sandbox ready, image being pulled: creating since the sandbox was ready",
+			withCondition(memberPod(corev1.PodPending, waiting("ContainerCreating"), corev1.ConditionFalse),
+				cond("PodReadyToStartContainers", corev1.ConditionTrue, "", unready)), Creating, unready},
+		{"sandbox ready, an init container runs (a seed copying data): not creating",
+			withCondition(memberPod(corev1.PodPending, waiting("PodInitializing"), corev1.ConditionFalse),
+				cond("PodReadyToStartContainers", corev1.ConditionTrue, "", unready)), "", time.Time{}},
+		{"an error wins over a sandbox not ready",
+			withCondition(memberPod(corev1.PodRunning, waiting("CrashLoopBackOff"), corev1.ConditionFalse),
+				cond("PodReadyToStartContainers", corev1.ConditionFalse, "", now)), "CrashLoopBackOff", unready},
 		{"ErrImagePull", memberPod(corev1.PodPending, waiting("ErrImagePull"), corev1.ConditionFalse), "ErrImagePull", unready},
 		{"ImagePullBackOff", memberPod(corev1.PodPending, waiting("ImagePullBackOff"), corev1.ConditionFalse), "ImagePullBackOff", unready},
 		{"CrashLoopBackOff: not running since the containers were last ready",
@@ -101,10 +124,15 @@ func TestNotRunning(t *testing.T) {
 			cond(corev1.PodScheduled, corev1.ConditionTrue, "", scheduled)}}}, "", time.Time{}},
 		{"scheduled, no word from the kubelet yet",
 			&corev1.Pod{Spec: corev1.PodSpec{NodeName: "worker"}, Status: corev1.PodStatus{Phase: corev1.PodPending}}, "", time.Time{}},
-		{"terminating on a Ready node: its kubelet stops it",
-			deleting(memberPod(corev1.PodRunning, running, corev1.ConditionTrue), now.Add(-10*time.Minute)), "", time.Time{}},
-		{"terminating on a Ready node after a crash: its kubelet stops it",
-			deleting(memberPod(corev1.PodRunning, waiting("CrashLoopBackOff"), corev1.ConditionFalse), now.Add(-10*time.Minute)), "", time.Time{}},
+		{"terminating on a Ready node: its kubelet stops it within the grace period, which the clock starts after",
+			deleting(memberPod(corev1.PodRunning, running, corev1.ConditionTrue), now.Add(-10*time.Minute)),
+			TerminatingPastGrace, now.Add(-9 * time.Minute)},
+		{"terminating on a Ready node after a crash: the same",
+			deleting(memberPod(corev1.PodRunning, waiting("CrashLoopBackOff"), corev1.ConditionFalse), now.Add(-10*time.Minute)),
+			TerminatingPastGrace, now.Add(-9 * time.Minute)},
+		{"terminating on a Ready node, stopped by its kubelet but not gone: the same",
+			deleting(memberPod(corev1.PodRunning, corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}, corev1.ConditionFalse), now.Add(-time.Minute)),
+			TerminatingPastGrace, now},
 		{"terminating on a NotReady node, deleted after the node was lost: since the deletion",
 			deleting(nodeLost(memberPod(corev1.PodRunning, running, corev1.ConditionTrue), lost), now.Add(-time.Minute)),
 			TerminatingOnNotReadyNode, now.Add(-time.Minute)},
@@ -180,12 +208,54 @@ func TestMembersThatDoNotRunAreDeadAfterTheDeadline(t *testing.T) {
 				o.Pods[1].Terminating = true
 			}),
 			Action{Kind: RemoveDeadMember, Member: "b"}},
-		{"terminating on a Ready node, however long: wait for its kubelet",
+		{"terminating on a Ready node within the margin past its grace period: wait for its kubelet",
 			with(healthy, func(o *Observed) {
-				o.Pods[1].Terminating, o.Pods[1].Created = true, now.Add(-time.Hour)
-				o.Members[1].Healthy = false
+				notRunning(o, "b", TerminatingPastGrace, under)
+				o.Pods[1].Terminating = true
 			}),
 			Action{Kind: Wait}},
+		{"terminating on a Ready node past its grace period and the margin: stuck, removed",
+			with(healthy, func(o *Observed) {
+				notRunning(o, "b", TerminatingPastGrace, over)
+				o.Pods[1].Terminating = true
+			}),
+			Action{Kind: RemoveDeadMember, Member: "b", MemberID: 2, NotRunning: "yes", Stuck: conditions.ReasonPodStuckTerminating}},
+		{"a member stopped for a scale down whose pod is stuck terminating leaves the membership",
+			with(healthy, func(o *Observed) {
+				o.Size = 2
+				notRunning(o, "c", TerminatingPastGrace, over)
+				o.Pods[2].Terminating = true
+			}),
+			Action{Kind: RemoveMember, Member: "c", MemberID: 3, NotRunning: "yes", Stuck: conditions.ReasonPodStuckTerminating}},
+		{"creating over the not-running deadline but within its own: wait",
+			with(healthy, func(o *Observed) {
+				o.CreatingDeadline = DefaultCreatingDeadline
+				notRunning(o, "c", Creating, DefaultCreatingDeadline-time.Second)
+			}),
+			Action{Kind: Wait}},
+		{"creating over its deadline: stuck, removed",
+			with(healthy, func(o *Observed) {
+				o.CreatingDeadline = DefaultCreatingDeadline
+				notRunning(o, "c", Creating, DefaultCreatingDeadline+time.Second)
+			}),
+			Action{Kind: RemoveDeadMember, Member: "c", MemberID: 3, NotRunning: "yes", Stuck: conditions.ReasonPodStuckCreating}},
+		{"a learner stuck creating is removed (and scale adds another)",
+			with(healthy, func(o *Observed) {
+				o.Size, o.CreatingDeadline = 4, DefaultCreatingDeadline
+				addLearner(o, "d", "3.5.21")
+				notRunning(o, "d", Creating, DefaultCreatingDeadline+time.Second)
+			}),
+			Action{Kind: RemoveDeadMember, Member: "d", MemberID: 4, Stuck: conditions.ReasonPodStuckCreating}},
+		{"creating deadline 0 switches that rule off",
+			with(healthy, func(o *Observed) { notRunning(o, "c", Creating, time.Hour) }),
+			Action{Kind: Wait}},
+		{"quorum: a stuck pod is not removed unless the others keep quorum",
+			with(healthy, func(o *Observed) {
+				notRunning(o, "b", TerminatingPastGrace, over)
+				o.Pods[1].Terminating = true
+				o.Members[2].Healthy = false
+			}),
+			Action{Kind: Wait, Reason: conditions.ReasonQuorumLost}},
 		{"a voter that runs but is not ready is left alone, however long",
 			with(healthy, func(o *Observed) { o.Pods[1].Ready = false; o.Members[1].Healthy = false }),
 			Action{Kind: Wait}},
@@ -271,6 +341,21 @@ func TestWhyDead(t *testing.T) {
 		"",
 		"its pod b has been in ImagePullBackOff since 2026-01-01T11:58:45Z, longer than the 1m0s deadline",
 		"its pod is gone",
+	} {
+		if got := WhyDead(o, o.Members[i]); got != want {
+			t.Errorf("WhyDead(%s) = %q, want %q", o.Members[i].Name, got, want)
+		}
+	}
+	o = with(o, func(o *Observed) {
+		o.CreatingDeadline = 10 * time.Minute
+		notRunning(o, "a", Creating, 11*time.Minute)
+		o.Pods = append(o.Pods, Pod{Name: "c", Terminating: true, NotRunning: TerminatingPastGrace, NotRunningSince: now.Add(-2 * time.Minute)})
+		o.Members[2].Healthy = false
+	})
+	for i, want := range []string{
+		"its pod a has been creating its containers (ContainerCreating, or its sandbox, volumes or network not ready) since 2026-01-01T11:49:00Z, longer than the 10m0s deadline",
+		"its pod b has been in ImagePullBackOff since 2026-01-01T11:58:45Z, longer than the 1m0s deadline",
+		"its pod c has been terminating past its grace period on a working node since 2026-01-01T11:58:00Z, longer than the 1m0s deadline",
 	} {
 		if got := WhyDead(o, o.Members[i]); got != want {
 			t.Errorf("WhyDead(%s) = %q, want %q", o.Members[i].Name, got, want)

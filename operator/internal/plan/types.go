@@ -17,10 +17,14 @@ type Pod struct {
 	Ready       bool
 	Terminating bool
 	Created     time.Time
-	// NotRunning says why the pod does not run etcd and will not by itself
-	// (see NotRunning), since NotRunningSince; "" while it runs or may still start.
+	// NotRunning says why the pod does not run etcd and will not by itself,
+	// or has not started yet (see NotRunning), since NotRunningSince; ""
+	// while it runs or may still start.
 	NotRunning      string
 	NotRunningSince time.Time
+	// RunningSince is when the pod's etcd container last started, zero
+	// while it does not run (the clock of the learner deadline).
+	RunningSince time.Time
 	// PolicyHash is the pod policy the pod was made with (desired.PodPolicyHash);
 	// "" for pods made before it was recorded, which no policy change rolls.
 	PolicyHash string
@@ -91,6 +95,13 @@ type Observed struct {
 	// NotRunningDeadline is how long a member pod may not run (Pod.NotRunning)
 	// before its member counts as dead; 0 switches the rule off.
 	NotRunningDeadline time.Duration
+	// CreatingDeadline is how long a member pod may stay being created (see
+	// Creating) before its member counts as dead; 0 switches the rule off.
+	CreatingDeadline time.Duration
+	// LearnerDeadline is the fixed part of how long a learner's etcd may run
+	// without being promoted before it counts as dead (see learnerDeadline);
+	// 0 switches the rule off.
+	LearnerDeadline time.Duration
 	// Unseen holds the member pods this operator created that the pod list
 	// does not show yet, by name, with when each was created (a cache that
 	// lags behind the operator's own writes; see cacheBehind).
@@ -348,6 +359,10 @@ type Action struct {
 	// NotRunning, on the removal of a dead member whose pod does not run,
 	// says why it counts as dead (for the Warning Event).
 	NotRunning string
+	// Stuck, on the removal of a dead member, is the condition reason of the
+	// stuck state it was in (conditions.ReasonLearnerNotCaughtUp, say), ""
+	// for the other ways of being dead; its Warning Event has that reason.
+	Stuck string
 	// ImageNotPulled, on a RecreatePod while an upgrade is held, is the image
 	// that could not be pulled, recorded on the new pod.
 	ImageNotPulled string
