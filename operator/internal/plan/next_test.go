@@ -279,6 +279,14 @@ func TestNext(t *testing.T) {
 				dropPod(o, "b")
 			}),
 			Options{RebootstrapAfterQuorumLoss: true}, Action{Kind: Rebootstrap, Count: 3, Names: []string{"a", "b", "c"}}},
+		{"unsafe: a majority lost one pod after another, the first already recreated on its claim but not ready",
+			with(healthy, func(o *Observed) {
+				o.UsesPVC, o.MembershipKnown, o.Members = true, false, nil
+				o.PVCs = map[string]bool{"a": true, "b": true, "c": true}
+				dropPod(o, "b")
+				o.Pods[0].Ready = false // a, recreated a moment ago
+			}),
+			Options{RebootstrapAfterQuorumLoss: true}, Action{Kind: Rebootstrap, Count: 3, Names: []string{"a", "b", "c"}}},
 		{"unsafe mode: one pod lost keeps quorum, and the member is restarted on its claim",
 			with(healthy, func(o *Observed) {
 				o.UsesPVC = true

@@ -10,9 +10,13 @@ import (
 
 // unsafeRebootstrap is the known-bad answer to quorum loss that the
 // conformance self-test proves the quorum-loss check catches: once most of
-// a running cluster's member pods are gone, it throws away the rest, claims
-// included, and bootstraps a new, empty cluster under the same name. Clients
-// see the cluster serve again, without the writes it had acknowledged.
+// a running cluster's member pods are gone or not ready, it throws away the
+// rest, claims included, and bootstraps a new, empty cluster under the same
+// name. Clients see the cluster serve again, without the writes it had
+// acknowledged. Ready, not only present: pods deleted one after another
+// (as the check and kubectl do) let the operator recreate the first on its
+// claim before it sees the second gone, and a count of pods present would
+// then never see the majority lost.
 func unsafeRebootstrap(o Observed, opts Options, version string) (Action, bool) {
 	if !opts.RebootstrapAfterQuorumLoss || o.Phase != etcdv1beta2.PhaseRunning {
 		return Action{}, false
@@ -21,7 +25,7 @@ func unsafeRebootstrap(o Observed, opts Options, version string) (Action, bool) 
 	live := 0
 	for _, p := range o.Pods {
 		names = append(names, p.Name)
-		if !p.Terminating && !p.Failed {
+		if p.Ready && !p.Terminating && !p.Failed {
 			live++
 		}
 	}
