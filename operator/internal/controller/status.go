@@ -130,6 +130,11 @@ func phase(c *etcdv1beta2.EtcdCluster, a plan.Action, current etcdv1beta2.Cluste
 	switch {
 	case a.Kind == plan.Fail:
 		return etcdv1beta2.PhaseFailed
+	case a.Kind == plan.Rebootstrap:
+		// The self-test's known-bad mode starts a new cluster: Creating
+		// until it is ready, so its new pods are not taken for a majority
+		// lost again.
+		return etcdv1beta2.PhaseCreating
 	case ready >= c.Spec.Size && c.Spec.Size > 0:
 		return etcdv1beta2.PhaseRunning
 	case current == etcdv1beta2.PhaseNone:
