@@ -33,6 +33,8 @@ type grant struct {
 	eventsWhy string
 	// noDisruptionBudget says why clusters get no PodDisruptionBudget.
 	noDisruptionBudget string
+	// noEviction says why member pods are deleted rather than evicted.
+	noEviction string
 	// noRestores and noBackups say why EtcdRestores and EtcdBackups are not
 	// served ("" when they are): their CRD is not installed, or the grant
 	// does not let the operator read them.
@@ -102,6 +104,15 @@ func fitGrant(ctx context.Context, restCfg *rest.Config, access *kubecompat.Acce
 	if !ok {
 		g.noDisruptionBudget = verb + " on poddisruptionbudgets (policy) is not allowed"
 		log.Info("clusters get no PodDisruptionBudget", "why", g.noDisruptionBudget)
+	}
+
+	if ok, _, err = access.Allowed(ctx, "", "pods/eviction", g.watched, "create"); err != nil {
+		return g, err
+	}
+	if !ok {
+		g.noEviction = "create on pods/eviction is not allowed"
+		log.Info("member pods are stopped with a plain delete, not evicted: a drain at the same time is not held back by the operator's own stops, nor they by it",
+			"why", g.noEviction)
 	}
 	return g, nil
 }

@@ -302,6 +302,7 @@ func run(ctx context.Context, restCfg *rest.Config, gates *kubecompat.Gates, o o
 		SeedImage:               seedImage(ctx, restCfg, o, log),
 
 		WithoutDisruptionBudget: g.noDisruptionBudget,
+		WithoutEviction:         g.noEviction,
 		StatusWithObject:        g.statusWithObject,
 		Restores:                g.noRestores == "",
 		RestoreStatusWithObject: g.restoreStatusWithObject,

@@ -189,4 +189,8 @@ const (
 	// EventNoSpace (Warning): the SpaceAvailable condition turned False, or
 	// its reason changed: writes are refused, and why it lasts.
 	EventNoSpace = "No Space"
+	// EventEvictionRefused names a member whose pod the operator was to stop
+	// (a roll, a scale down) and did not: the PodDisruptionBudget allows no
+	// disruption now (a drain, say, took the last one); the stop is retried.
+	EventEvictionRefused = "Eviction Refused"
 )

@@ -66,10 +66,11 @@ func (r *Reconciler) actRecreatePod(ctx context.Context, c *etcdv1beta2.EtcdClus
 	return nil
 }
 
-// actRestartMember deletes a member's pod so that it comes back with the
-// new image on its claim.
+// actRestartMember stops a member's pod so that it comes back with the
+// new image on its claim (through the budget: see stopPod).
 func (r *Reconciler) actRestartMember(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, a *plan.Action) error {
-	if err := r.deletePod(ctx, obs, a.Member); err != nil {
+	held, err := r.stopPod(ctx, c, obs, a)
+	if err != nil || held {
 		return err
 	}
 	if a.Upgrade {
@@ -78,11 +79,12 @@ func (r *Reconciler) actRestartMember(ctx context.Context, c *etcdv1beta2.EtcdCl
 	return nil
 }
 
-// actStopMember deletes a member's pod gracefully: etcd gets SIGTERM and the
-// pod's grace period to stop serving; the plan removes the member once the
-// pod is gone.
+// actStopMember stops a member's pod gracefully, through the budget (see
+// stopPod): etcd gets SIGTERM and the pod's grace period to stop serving;
+// the plan removes the member once the pod is gone.
 func (r *Reconciler) actStopMember(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation, a *plan.Action) error {
-	if err := r.deletePod(ctx, obs, a.Member); err != nil {
+	held, err := r.stopPod(ctx, c, obs, a)
+	if err != nil || held {
 		return err
 	}
 	if a.Upgrade {

@@ -105,6 +105,26 @@ func (c crashingClient) Patch(ctx context.Context, obj client.Object, patch clie
 	return c.crash.do("patch "+kindOf(obj), func() error { return c.Client.Patch(ctx, obj, patch, opts...) })
 }
 
+// SubResource passes evictions (the operator's stops of a healthy voter)
+// through the crash point as "evict Pod".
+func (c crashingClient) SubResource(name string) client.SubResourceClient {
+	return crashingSubResource{c.Client.SubResource(name), name, c.crash}
+}
+
+type crashingSubResource struct {
+	client.SubResourceClient
+	name  string
+	crash *crashPoint
+}
+
+func (s crashingSubResource) Create(ctx context.Context, obj, sub client.Object, opts ...client.SubResourceCreateOption) error {
+	call := "create " + s.name + " of " + kindOf(obj)
+	if s.name == "eviction" {
+		call = "evict " + kindOf(obj)
+	}
+	return s.crash.do(call, func() error { return s.SubResourceClient.Create(ctx, obj, sub, opts...) })
+}
+
 func (c crashingClient) Status() client.SubResourceWriter {
 	return crashingStatus{c.Client.Status(), c.crash}
 }
@@ -177,10 +197,10 @@ func TestOperatorCrashAfterEachMutatingCall(t *testing.T) {
 		{name: "scale up/create Pod", call: "create Pod", change: scaleTo(4), size: 4},
 		{name: "scale up/promote", call: "promote", change: scaleTo(4), size: 4},
 		{name: "scale up with volumes/create PersistentVolumeClaim", call: "create PersistentVolumeClaim", volumes: true, change: scaleTo(4), size: 4},
-		{name: "scale down/delete Pod", call: "delete Pod", change: scaleTo(2), size: 2},
+		{name: "scale down/evict Pod", call: "evict Pod", change: scaleTo(2), size: 2},
 		{name: "scale down with volumes/remove member", call: "remove member", volumes: true, change: scaleTo(2), size: 2},
 		{name: "scale down with volumes/delete PersistentVolumeClaim", call: "delete PersistentVolumeClaim", volumes: true, change: scaleTo(2), size: 2},
-		{name: "upgrade with volumes/delete Pod", call: "delete Pod", volumes: true, change: upgrade, size: 3},
+		{name: "upgrade with volumes/evict Pod", call: "evict Pod", volumes: true, change: upgrade, size: 3},
 		{name: "upgrade with volumes/move leader", call: "move leader", volumes: true, change: upgrade, size: 3},
 		{name: "upgrade/remove member", call: "remove member", change: upgrade, size: 3},
 	} {

@@ -136,6 +136,7 @@ func runEtcdKubelet(t *testing.T, ns string) *etcdKubelet {
 	t.Helper()
 	k := &etcdKubelet{t: t, ns: ns, dns: useMemberDNS(t),
 		processes: map[types.UID]*memberProcess{}, volumes: map[types.UID]string{}}
+	runBudgetKeeper(t, ns)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	t.Cleanup(func() {

@@ -162,9 +162,11 @@ func runningClusterOn(t *testing.T, r *controller.Reconciler, network *fakeNetwo
 }
 
 // simulateKubelet plays the kubelet for member pods (envtest has none): a
-// pod that is known by name gets its IP and phase Running, also when the
-// operator recreates it under the same name.
+// pod that is known by name gets its IP, phase Running and Ready (its
+// member is started by the test), also when the operator recreates it under
+// the same name. The disruption controller is played too (runBudgetKeeper).
 func simulateKubelet(t *testing.T, ns string, ips map[string]string) {
+	runBudgetKeeper(t, ns)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	t.Cleanup(func() { cancel(); <-done })
@@ -183,6 +185,9 @@ func simulateKubelet(t *testing.T, ns string, ips map[string]string) {
 				}
 				p.Status.PodIP = ip
 				p.Status.Phase = corev1.PodRunning
+				for _, typ := range []corev1.PodConditionType{corev1.PodReady, corev1.ContainersReady} {
+					setPodCondition(&p.Status, typ, corev1.ConditionTrue)
+				}
 				_ = k8s.Status().Update(ctx, p)
 			}
 			return false, nil

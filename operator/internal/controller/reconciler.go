@@ -47,6 +47,10 @@ import (
 // one) only accept from a client that may update the owner's finalizers. kind
 // does not enable the plugin, so an audit there never shows this verb in use.
 //
+// create on pods/eviction: the operator's own stops of a healthy voter (a
+// roll, a scale down) are evictions, which the PodDisruptionBudget counts
+// with a drain's (see stopPod). Without it they are plain deletes.
+//
 // patch on pods, claims and Services: only to adopt a cluster's own orphaned
 // objects (its EtcdCluster deleted with --cascade=orphan and created again),
 // so a run that never does that shows the grant unused.
@@ -54,6 +58,7 @@ import (
 // +kubebuilder:rbac:groups=etcd.database.coreos.com,namespace=etcd-operator-system,resources=etcdclusters/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=etcd.database.coreos.com,namespace=etcd-operator-system,resources=etcdclusters/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",namespace=etcd-operator-system,resources=pods,verbs=get;list;watch;create;delete;patch
+// +kubebuilder:rbac:groups="",namespace=etcd-operator-system,resources=pods/eviction,verbs=create
 // +kubebuilder:rbac:groups="",namespace=etcd-operator-system,resources=services,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",namespace=etcd-operator-system,resources=persistentvolumeclaims,verbs=get;list;watch;create;delete;patch
 // +kubebuilder:rbac:groups=events.k8s.io,namespace=etcd-operator-system,resources=events,verbs=create;patch
@@ -101,6 +106,12 @@ type Reconciler struct {
 	// PodDisruptionBudget: the grant lacks them (coreos' Role), and watching
 	// them unallowed would keep the controller from starting.
 	WithoutDisruptionBudget string
+	// WithoutEviction, when set, says why member pods are deleted rather
+	// than evicted: the grant lacks create on pods/eviction (coreos' Role).
+	// The operator's own stops are then not counted against a drain's.
+	WithoutEviction string
+	// evictionVersion is the Eviction API's version (SetupWithManager).
+	evictionVersion string
 	// StatusWithObject writes status with the object from the start: the
 	// grant lacks etcdclusters/status (coreos' Role), so the status
 	// subresource is not even tried (see writeStatus).
@@ -154,6 +165,16 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return err
 		}
 		b = b.Owns(r.disruptionBudget, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+	}
+	if r.WithoutEviction == "" {
+		var err error
+		if r.evictionVersion, err = discoverEvictionVersion(mgr.GetConfig()); err != nil {
+			return err
+		}
+		if r.evictionVersion == "" {
+			r.WithoutEviction = "the API server serves no pods/eviction"
+			mgr.GetLogger().Info("member pods are stopped with a plain delete, not evicted", "why", r.WithoutEviction)
+		}
 	}
 	if r.Restores {
 		// An EtcdRestore has its cluster's name: it wakes that cluster.

@@ -143,8 +143,14 @@ func upgrade(o Observed, opts Options, version string) (Action, bool) {
 	}
 	// A single voter has nobody to hand leadership to: it restarts in place
 	// on its claim, and the cluster is down until it is back, as it would be
-	// for any restart of it.
+	// for any restart of it. From three voters on the restart is a voter
+	// the cluster can spare, stopped through the budget (Action.Evict); with
+	// one or two the budget allows no disruption at all, and the restart
+	// takes the cluster down however it is made. (The unsafe
+	// RestartBeforeRejoin deletes, to show what a roll that waits for no
+	// one does.)
 	return Action{Kind: RestartMember, Member: victim.Name, MemberID: victim.ID, Version: version, Upgrade: true,
+		Evict:        Voters(live) >= 3 && !opts.RestartBeforeRejoin,
 		Reason:       conditions.ReasonUpgradeInProgress,
 		Message:      fmt.Sprintf("restarting member %s with %s", victim.Name, desired.ImageOf(o.Repository, version)),
 		RequeueAfter: AfterChange}, true

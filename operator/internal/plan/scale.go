@@ -24,6 +24,7 @@ func scale(o Observed, _ Options, version string) (Action, bool) {
 		}
 		if stopFirst(live, victim) {
 			return Action{Kind: StopMember, Member: victim.Name, MemberID: victim.ID, Upgrade: upgrade, Version: version,
+				Evict:        true,
 				Reason:       reason,
 				Message:      fmt.Sprintf("stopping member %s; it leaves the membership once its pod is gone", victim.Name),
 				RequeueAfter: AfterChange}, true
@@ -48,6 +49,15 @@ func scale(o Observed, _ Options, version string) (Action, bool) {
 // N voters, the N-1 others must all be healthy and N-1 >= N/2+1, that is N >= 3.
 // With N <= 2 a stopped member would stop the cluster until its removal, so
 // there membership goes first and clients may see those errors.
+//
+// The stop is one voter down on purpose, so it must not meet another one a
+// drain takes at the same moment: with N = 4 (an emptyDir roll at size 3)
+// the two would leave 2 of 4, no quorum, and on emptyDir no way back. The
+// others being healthy now says nothing about the drain that evicts one of
+// them between this pass's look and the stop, so the stop is an eviction
+// (Action.Evict), which the PodDisruptionBudget (every voter but one)
+// refuses while any other voter is being disrupted, and refuses the drain
+// while this stop lasts.
 func stopFirst(live []Member, victim Member) bool {
 	voters, healthyOthers := 0, 0
 	for _, m := range live {

@@ -356,6 +356,13 @@ type Action struct {
 	Version  string
 	// Upgrade marks a removal or restart that is a step of an upgrade.
 	Upgrade bool
+	// Evict, on StopMember and RestartMember, marks the planned stop of a
+	// healthy voter that the cluster can spare: its pod goes through the
+	// Eviction API, so that the PodDisruptionBudget counts it together with
+	// a drain's and the stop waits while the budget allows no disruption.
+	// The pods of dead members, and stops the budget could never allow (a
+	// cluster of one or two voters, which has none to spare), are deleted.
+	Evict bool
 	// NotRunning, on the removal of a dead member whose pod does not run,
 	// says why it counts as dead (for the Warning Event).
 	NotRunning string
