@@ -123,9 +123,7 @@ func (r *Reconciler) gather(ctx context.Context, c *etcdv1beta2.EtcdCluster) (*o
 		obs.pods[p.Name] = p
 		info := podInfo(p)
 		obs.Pods = append(obs.Pods, info)
-		// A pod whose etcd does not run keeps its IP (CrashLoopBackOff,
-		// ImagePullBackOff): dialing it would only hold calls until they time out.
-		if p.Status.PodIP != "" && p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodFailed && info.NotRunning == "" {
+		if p.Status.PodIP != "" && p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodFailed && plan.MayAnswer(info) {
 			endpoints = append(endpoints, podClientURL(c, p))
 		}
 	}

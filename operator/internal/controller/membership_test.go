@@ -35,19 +35,31 @@ import (
 // running on loopback under the pod's name.
 type fakeNetwork struct {
 	mu     sync.Mutex
-	routes map[string]string // "http://<pod IP>:2379" → embedded member's client URL
+	routes map[string]string    // "http://<pod IP>:2379" → embedded member's client URL
+	dialed map[string]time.Time // endpoint → when the operator last asked it
 }
 
 func (n *fakeNetwork) dial(endpoints []string, tlsConfig *tls.Config) (etcdadmin.Admin, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.dialed == nil {
+		n.dialed = map[string]time.Time{}
+	}
 	var routed []string
 	for _, ep := range endpoints {
+		n.dialed[ep] = time.Now()
 		if r, ok := n.routes[ep]; ok {
 			routed = append(routed, r)
 		}
 	}
 	return etcdadmin.Dial(routed, tlsConfig)
+}
+
+// dialedSince reports whether the operator asked endpoint ep after t.
+func (n *fakeNetwork) dialedSince(ep string, t time.Time) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.dialed[ep].After(t)
 }
 
 // startMembers runs one embedded etcd member per pod, named like the pod.

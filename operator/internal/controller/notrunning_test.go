@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	etcdv1beta2 "github.com/etcdproof/etcdproof/operator/api/v1beta2"
 	"github.com/etcdproof/etcdproof/operator/internal/conditions"
 	"github.com/etcdproof/etcdproof/operator/internal/controller"
 	"github.com/etcdproof/etcdproof/operator/internal/etcdadmin"
@@ -77,6 +78,12 @@ func TestMemberThatDoesNotRunIsReplaced(t *testing.T) {
 		{"crash-loop", conditions.EventMemberNotRunning, func(t *testing.T, p *corev1.Pod) {
 			setPodStatus(t, p, corev1.ConditionFalse, corev1.ConditionFalse, time.Now().Add(-time.Minute),
 				corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}})
+		}},
+		{"node-lost-not-evicted", conditions.EventMemberNotRunning, func(t *testing.T, p *corev1.Pod) {
+			// The node controller's mark, and no eviction: member pods
+			// tolerate a lost node for ever, so the operator must see to it.
+			setPodStatus(t, p, corev1.ConditionFalse, corev1.ConditionTrue, time.Now().Add(-time.Minute),
+				corev1.ContainerState{Running: &corev1.ContainerStateRunning{}})
 		}},
 		{"node-lost", conditions.EventMemberNotRunning, func(t *testing.T, p *corev1.Pod) {
 			// The node controller's mark: Ready False, the rest as the kubelet left it.
@@ -163,5 +170,55 @@ func TestMemberThatDoesNotRunIsReplaced(t *testing.T) {
 				return fmt.Errorf("no %q event", tt.event)
 			})
 		})
+	}
+}
+
+// TestMemberOnALostNodeThatAnswersIsKept: a member whose pod the node
+// controller marked (its kubelet cut off from the API server) is still
+// asked for its status, and while it answers it is a member like any other,
+// however long ago its node was lost. Only its kubelet is out of reach:
+// replacing it would throw away a healthy member, two at once when two
+// kubelets are cut off.
+func TestMemberOnALostNodeThatAnswersIsKept(t *testing.T) {
+	needAPIServer(t)
+	ctx := context.Background()
+	network := &fakeNetwork{routes: map[string]string{}}
+	c, pods, members := runningClusterOn(t, &controller.Reconciler{NotRunningDeadline: 2 * time.Second}, network, "lost-node", 3)
+	victim := pods[2]
+	marked := time.Now()
+	setPodStatus(t, &victim, corev1.ConditionFalse, corev1.ConditionTrue, marked.Add(-time.Minute),
+		corev1.ContainerState{Running: &corev1.ContainerStateRunning{}})
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(&victim), &victim); err != nil {
+		t.Fatal(err)
+	}
+	endpoint := "http://" + victim.Status.PodIP + ":2379"
+	waitFor(t, "the operator asks the member on the lost node", func() error {
+		if !network.dialedSince(endpoint, marked) {
+			return fmt.Errorf("%s not asked since its node was lost", endpoint)
+		}
+		return nil
+	})
+	// A pass that asked it saw it answer; the pass after writes status.
+	waitFor(t, "status lists the member on the lost node as ready", func() error {
+		var got etcdv1beta2.EtcdCluster
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(c), &got); err != nil {
+			return err
+		}
+		if !slices.Contains(got.Status.Members.Ready, victim.Name) {
+			return fmt.Errorf("ready members %v", got.Status.Members.Ready)
+		}
+		return nil
+	})
+	admin, err := etcdadmin.Dial(clientURLs(members, pods...), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = admin.Close() }()
+	ms, err := admin.Members(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(ms, func(m etcdadmin.Member) bool { return m.Name == victim.Name }) {
+		t.Fatalf("member %s was removed although it answers: membership %+v", victim.Name, ms)
 	}
 }

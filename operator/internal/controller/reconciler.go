@@ -240,6 +240,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err := r.settle(ctx, req.NamespacedName, writeVoterLabels, r.labelVoters(ctx, obs)); err != nil {
 			return ctrl.Result{}, err
 		}
+		if err := r.settle(ctx, req.NamespacedName, writeTolerations, r.tolerateLostNodes(ctx, &cluster, obs)); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 
 	action := plan.Next(obs.Observed, r.Options)

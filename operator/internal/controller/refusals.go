@@ -18,6 +18,7 @@ const (
 	writeDisruptionBudget = "disruption budget"
 	writeMembers          = "member change"
 	writeVoterLabels      = "voter labels"
+	writeTolerations      = "member tolerations"
 )
 
 // refusals remembers, per cluster, the writes the API server refused, so the

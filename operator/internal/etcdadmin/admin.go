@@ -270,9 +270,17 @@ func IsMomentary(err error) bool {
 // other members: a member that applies its own removal stops at once and
 // would never answer. A member that is already gone counts as removed, so a
 // retry after a lost answer succeeds.
+//
+// The members are asked for at most the dial timeout: the endpoints may
+// include the dead member's (the operator still asks a member whose node
+// stopped reporting), whose status call waits for a connection until its
+// context ends, and with ctx that left no time for the removal itself.
 func (c *Client) Remove(ctx context.Context, id uint64) error {
+	probe, cancel := context.WithTimeout(ctx, c.dialTimeout)
+	statuses := c.Statuses(probe)
+	cancel()
 	var others []string
-	for _, s := range c.Statuses(ctx) {
+	for _, s := range statuses {
 		if len(s.Errors) == 0 && s.MemberID != 0 && s.MemberID != id && c.sameCluster(s) {
 			others = append(others, s.Endpoint)
 		}

@@ -447,3 +447,32 @@ func TestIsMomentary(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoveDeadMemberAmongTheEndpoints: the operator still asks a member
+// whose node stopped reporting (its etcd may run), so the dead member's
+// endpoint is among the client's when it is removed. Its status call waits
+// for the connection until the context ends; with the removal's own
+// timeout (the operator's 10 s) that left no time for the removal itself,
+// on every pass.
+func TestRemoveDeadMemberAmongTheEndpoints(t *testing.T) {
+	t.Parallel()
+	ms := startCluster(t)
+	c := ctx(t)
+	a := dial(t, ms...)
+	before, err := a.Members(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deadID uint64
+	for _, m := range before {
+		if m.Name == ms[2].name {
+			deadID = m.ID
+		}
+	}
+	ms[2].stop()
+	eventually(t, c, "remove the dead member within the operator's call timeout", func() error {
+		call, cancel := context.WithTimeout(c, 10*time.Second)
+		defer cancel()
+		return a.Remove(call, deadID)
+	})
+}

@@ -47,7 +47,22 @@ const (
 	// yet (sandbox, volumes or network not ready, or the image being pulled).
 	// It counts against CreatingDeadline, not NotRunningDeadline.
 	Creating = "Creating"
+	// NodeLost: the pod's node stopped reporting (the node controller marked
+	// the pod not Ready). Its etcd may well run: the operator still asks it
+	// (see MayAnswer), and its member counts as dead only if it does not
+	// answer. Member pods tolerate the node controller's taints for ever
+	// (desired.Tolerations), so this, not the eviction, is what replaces a
+	// member on a node that is really gone.
+	NodeLost = "NodeLost"
 )
+
+// MayAnswer: the operator asks pod p's member for its status. A pod that
+// does not run etcd keeps its IP (CrashLoopBackOff, ImagePullBackOff), and
+// asking it would only hold calls until they time out; but on a lost node
+// only the kubelet is known to be out of reach, not etcd.
+func MayAnswer(p Pod) bool {
+	return p.NotRunning == "" || p.NotRunning == NodeLost
+}
 
 // startingReasons are the container waiting reasons of a pod that is on its
 // way: image pulls and volume mounts can take long without anything being
@@ -65,13 +80,14 @@ var readyToStartContainers = []corev1.PodConditionType{"PodReadyToStartContainer
 // status (condition transition times, set by the scheduler, the kubelet and
 // the node controller), so an operator that restarts keeps the clock.
 //
-// Not covered (reason ""): a pod that runs, ready or not (a startup probe
-// still within its window, a member catching up: see learnerDeadline for
-// learners); a pod whose init container runs (a seed copying data); a
-// failed pod (Pod.Failed says so already). A pod still being created is
-// Creating, which has its own, longer deadline; a pod terminating on a node
-// that works is TerminatingPastGrace from the end of its grace period (its
-// kubelet stops it within it).
+// Not covered (reason ""): a pod that runs on a node that reports, ready
+// or not (a startup probe still within its window, a member catching up:
+// see learnerDeadline for learners); a pod whose init container runs (a
+// seed copying data); a failed pod (Pod.Failed says so already). A pod
+// still being created is Creating, which has its own, longer deadline; a
+// pod terminating on a node that works is TerminatingPastGrace from the end
+// of its grace period (its kubelet stops it within it); a pod on a node that
+// stopped reporting is NodeLost, though its etcd may run.
 func NotRunning(p *corev1.Pod) (reason string, since time.Time) {
 	if p.DeletionTimestamp != nil {
 		if reason, since := terminatingOnLostNode(p); reason != "" {
@@ -82,6 +98,9 @@ func NotRunning(p *corev1.Pod) (reason string, since time.Time) {
 	}
 	if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
 		return "", time.Time{}
+	}
+	if lost, ok := nodeLostSince(p); ok {
+		return NodeLost, lost
 	}
 	if p.Spec.NodeName == "" && (p.Status.Phase == corev1.PodPending || p.Status.Phase == "") {
 		scheduled := condition(p, corev1.PodScheduled)
@@ -117,22 +136,31 @@ func NotRunning(p *corev1.Pod) (reason string, since time.Time) {
 	return reason, since
 }
 
-// terminatingOnLostNode recognises a pod whose node is NotReady: the node
-// controller then marks the pod not Ready and leaves every other condition
-// as the absent kubelet last reported it, so Ready is False while
+// nodeLostSince recognises a pod whose node is NotReady, and since when:
+// the node controller then marks the pod not Ready and leaves every other
+// condition as the absent kubelet last reported it, so Ready is False while
 // ContainersReady is still True, which a kubelet never reports for a pod
-// without readiness gates (member pods have none). The clock starts when
-// both hold: the deletion was requested and the node was lost.
-func terminatingOnLostNode(p *corev1.Pod) (string, time.Time) {
+// without readiness gates (member pods have none).
+func nodeLostSince(p *corev1.Pod) (time.Time, bool) {
 	ready, containers := condition(p, corev1.PodReady), condition(p, corev1.ContainersReady)
 	if ready == nil || containers == nil || ready.Status != corev1.ConditionFalse || containers.Status != corev1.ConditionTrue {
+		return time.Time{}, false
+	}
+	return ready.LastTransitionTime.Time, true
+}
+
+// terminatingOnLostNode recognises a pod being deleted on a NotReady node
+// (nodeLostSince). The clock starts when both hold: the deletion was
+// requested and the node was lost.
+func terminatingOnLostNode(p *corev1.Pod) (string, time.Time) {
+	since, lost := nodeLostSince(p)
+	if !lost {
 		return "", time.Time{}
 	}
 	requested := p.DeletionTimestamp.Time
 	if g := p.DeletionGracePeriodSeconds; g != nil {
 		requested = requested.Add(-time.Duration(*g) * time.Second)
 	}
-	since := ready.LastTransitionTime.Time
 	if requested.After(since) {
 		since = requested
 	}
@@ -316,6 +344,8 @@ func describeNotRunning(reason string) string {
 		return "terminating past its grace period on a working node"
 	case Creating:
 		return "creating its containers (ContainerCreating, or its sandbox, volumes or network not ready)"
+	case NodeLost:
+		return "on a NotReady node"
 	}
 	return "in " + reason
 }

@@ -139,8 +139,8 @@ func TestNotRunning(t *testing.T) {
 		{"terminating on a node lost after the deletion: since the node was lost",
 			deleting(nodeLost(memberPod(corev1.PodRunning, running, corev1.ConditionTrue), lost), now.Add(-4*time.Minute)),
 			TerminatingOnNotReadyNode, lost},
-		{"on a NotReady node but not deleted: runs as far as anyone knows",
-			nodeLost(memberPod(corev1.PodRunning, running, corev1.ConditionTrue), lost), "", time.Time{}},
+		{"on a NotReady node, not deleted (tolerated for ever): since the node was lost",
+			nodeLost(memberPod(corev1.PodRunning, running, corev1.ConditionTrue), lost), NodeLost, lost},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -259,6 +259,24 @@ func TestMembersThatDoNotRunAreDeadAfterTheDeadline(t *testing.T) {
 		{"a voter that runs but is not ready is left alone, however long",
 			with(healthy, func(o *Observed) { o.Pods[1].Ready = false; o.Members[1].Healthy = false }),
 			Action{Kind: Wait}},
+		{"on a NotReady node over the deadline, not answering: removed, without waiting for an eviction",
+			with(healthy, func(o *Observed) { notRunning(o, "b", NodeLost, over) }),
+			Action{Kind: RemoveDeadMember, Member: "b", MemberID: 2, NotRunning: "yes"}},
+		{"on a NotReady node just under the deadline: wait",
+			with(healthy, func(o *Observed) { notRunning(o, "b", NodeLost, under) }),
+			Action{Kind: Wait}},
+		{"on a NotReady node, answering (only its kubelet is cut off): left alone, however long",
+			with(healthy, func(o *Observed) {
+				notRunning(o, "b", NodeLost, time.Hour)
+				o.Members[1].Healthy = true
+			}),
+			Action{Kind: Nothing}},
+		{"kubelets cut off on two of three nodes, members not answering either: neither is removed",
+			with(healthy, func(o *Observed) {
+				notRunning(o, "b", NodeLost, time.Hour)
+				notRunning(o, "c", NodeLost, time.Hour)
+			}),
+			Action{Kind: Wait, Reason: conditions.ReasonQuorumLost}},
 		{"a member that answers runs, whatever its pod looks like",
 			with(healthy, func(o *Observed) {
 				notRunning(o, "b", TerminatingOnNotReadyNode, time.Hour)
