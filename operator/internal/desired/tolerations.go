@@ -30,13 +30,15 @@ import (
 // data, but it gains nothing either. The evicted pod stays Terminating on
 // the lost node (no kubelet confirms it); it cannot start elsewhere on a
 // node-bound volume, and a network volume stays attached to the lost node
-// until the pod is gone. etcd-druid's and CloudNativePG's StatefulSet-style
-// pods keep Kubernetes' 300 s because their controller starts the evicted
-// pod again elsewhere on the same claim; this operator instead replaces a
-// lost member with a new one (and a new claim), which does not wait for
-// the eviction. All a finite toleration would add on claims is a restart
-// of healthy members whose kubelet was cut off for longer than it, two at
-// once on two nodes, and the quorum lost while they restart.
+// until the pod is gone. etcd-druid (a StatefulSet) and CloudNativePG leave
+// their pods Kubernetes' 300 s because there the eviction is how a lost
+// instance comes back: its pod is made again on another node, on the same
+// claim, once the old one is gone (their failover does not wait for it).
+// This operator replaces a lost member with a new one and a new claim,
+// which does not wait for the eviction either. All a finite toleration
+// would add on claims is a restart of healthy members whose kubelet was cut
+// off for longer than it, two at once on two nodes, and the quorum lost
+// while they restart.
 //
 // A node really gone is deleted by its cloud controller or a person; the
 // pod garbage collector then deletes its pods whatever they tolerate, and
