@@ -69,6 +69,7 @@ func (r *Reconciler) ensureDisruptionBudget(ctx context.Context, c *etcdv1beta2.
 		if err := r.Client.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating PodDisruptionBudget %s: %w", want.GetName(), err)
 		}
+		obs.budgetWritten = true
 		return nil
 	case err != nil:
 		return fmt.Errorf("reading PodDisruptionBudget %s: %w", want.GetName(), err)
@@ -78,7 +79,35 @@ func (r *Reconciler) ensureDisruptionBudget(ctx context.Context, c *etcdv1beta2.
 	if err := r.Client.Update(ctx, existing); err != nil {
 		return fmt.Errorf("updating PodDisruptionBudget %s: %w", want.GetName(), err)
 	}
+	obs.budgetWritten = true
 	return nil
+}
+
+// budgetCounted: the disruption controller has counted the latest spec of
+// the cluster's PodDisruptionBudget (or there is none of the operator's to
+// count). Until it has, the API server refuses evictions with a Retry-After
+// of 10 s, which client-go waits out inside the call, holding a worker; a
+// budget just changed for a voter added or removed is the usual case, at
+// every step of a roll or a scale-down. The cache may lag the budget this
+// pass wrote, hence budgetWritten.
+func (r *Reconciler) budgetCounted(ctx context.Context, c *etcdv1beta2.EtcdCluster, obs *observation) bool {
+	if r.WithoutDisruptionBudget != "" {
+		return true
+	}
+	if obs.budgetWritten {
+		return false
+	}
+	budget, ok := r.disruptionBudget.DeepCopyObject().(client.Object)
+	if !ok || r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: desired.DisruptionBudgetName(c.Name)}, budget) != nil {
+		return true // none, or unreadable: the eviction itself says
+	}
+	switch b := budget.(type) {
+	case *policyv1.PodDisruptionBudget:
+		return b.Status.ObservedGeneration >= b.Generation
+	case *policyv1beta1.PodDisruptionBudget:
+		return b.Status.ObservedGeneration >= b.Generation
+	}
+	return true
 }
 
 // setBudgetSpec copies the fields the operator sets from want into existing

@@ -27,6 +27,11 @@ import (
 // wake it sooner).
 const evictionRetry = 5 * time.Second
 
+// evictionCallTimeout bounds one eviction, Retry-After waits included
+// (client-go waits out the API server's 10 s for a budget not counted yet,
+// up to 10 times, inside the call).
+const evictionCallTimeout = 15 * time.Second
+
 // evictionVersion is the policy version of the Eviction objects the API
 // server takes at pods/eviction, as its discovery of core/v1 says (kubectl
 // drain asks the same): "v1" from Kubernetes 1.22, "v1beta1" before; "" where
@@ -58,8 +63,10 @@ func discoverEvictionVersion(cfg *rest.Config) (string, error) {
 // server allows only within the cluster's PodDisruptionBudget and counts
 // in it: without that, a drain that evicted another voter a moment before
 // and the operator's delete together took two voters, 2 of 4 during an
-// emptyDir roll at size 3. It reports held when the budget refused: nothing
-// was stopped, a.RequeueAfter is evictionRetry, and an Event says why.
+// emptyDir roll at size 3. It reports held when nothing was stopped: the
+// budget refused (an Event says why, and a.RequeueAfter is when to try
+// again), or its latest spec is not counted yet (budgetCounted: no call is
+// made, and the next look is a second away).
 //
 // The pods of dead members are deleted (evicting them would wait for a
 // budget they no longer count in), and so is every pod where eviction is
@@ -75,16 +82,32 @@ func (r *Reconciler) stopPod(ctx context.Context, c *etcdv1beta2.EtcdCluster, ob
 	if !ok || pod.DeletionTimestamp != nil {
 		return false, nil
 	}
-	err = r.Client.SubResource("eviction").Create(ctx, pod, r.eviction(pod))
+	if !r.budgetCounted(ctx, c, obs) {
+		a.RequeueAfter = plan.PollInFlight
+		return true, nil
+	}
+	call, cancel := context.WithTimeout(ctx, evictionCallTimeout)
+	defer cancel()
+	err = r.Client.SubResource("eviction").Create(call, pod, r.eviction(pod))
 	switch {
 	case err == nil, apierrors.IsNotFound(err), apierrors.IsConflict(err):
 		// Conflict: the UID precondition failed, the pod was replaced meanwhile.
 		return false, nil
+	case budgetNotCounted(err):
+		// Counted since the look above, and changed again: a matter of a
+		// second, not worth an Event.
+		a.RequeueAfter = plan.PollInFlight
+		return true, nil
 	case refusedByBudget(err):
+		a.RequeueAfter = evictionRetry
+		if !otherVotersReady(obs, a.Member) {
+			// A voter just restarted or promoted whose pod the kubelet has
+			// not reported ready yet: a matter of a probe period.
+			a.RequeueAfter = plan.PollInFlight
+		}
 		r.memberEvent(c, pod, corev1.EventTypeNormal, conditions.EventEvictionRefused, "Stop",
 			"Member %s not stopped yet, the PodDisruptionBudget allows no disruption now (%s); trying again in %s",
-			a.Member, budgetRefusal(err), evictionRetry)
-		a.RequeueAfter = evictionRetry
+			a.Member, budgetRefusal(err), a.RequeueAfter)
 		return true, nil
 	case apierrors.IsForbidden(err):
 		r.warnOnce(ctx, forbiddenCause("eviction", c.Namespace, err),
@@ -93,6 +116,21 @@ func (r *Reconciler) stopPod(ctx context.Context, c *etcdv1beta2.EtcdCluster, ob
 		return false, r.deletePod(ctx, obs, a.Member)
 	}
 	return false, fmt.Errorf("evicting pod %s: %w", pod.Name, err)
+}
+
+// otherVotersReady: the pod of every voter but member is Ready, as the
+// budget counts it.
+func otherVotersReady(obs *observation, member string) bool {
+	ready := map[string]bool{}
+	for _, p := range obs.Pods {
+		ready[p.Name] = p.Ready && !p.Terminating
+	}
+	for _, m := range obs.Members {
+		if !m.IsLearner && m.Name != member && !ready[m.Name] {
+			return false
+		}
+	}
+	return true
 }
 
 // eviction is the Eviction of pod in the version the API server takes; the
@@ -117,6 +155,21 @@ func refusedByBudget(err error) bool {
 	var status apierrors.APIStatus
 	return apierrors.IsForbidden(err) && errors.As(err, &status) &&
 		status.Status().Details != nil && status.Status().Details.Group == policyv1.GroupName
+}
+
+// budgetNotCounted: the API server refused an eviction because the
+// disruption controller has not yet counted the budget's latest spec.
+func budgetNotCounted(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsTooManyRequests(err) || !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	for _, cause := range status.Status().Details.Causes {
+		if cause.Type == policyv1.DisruptionBudgetCause && strings.Contains(cause.Message, "still being processed") {
+			return true
+		}
+	}
+	return false
 }
 
 // budgetRefusal is the API server's refusal with its causes ("The

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -52,5 +53,22 @@ func TestRefusedByBudget(t *testing.T) {
 				t.Fatalf("refusedByBudget(%v) = %v, want %v", tt.err, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestBudgetNotCounted tells a budget the disruption controller has not
+// counted yet (retried within a second, no Event) from one that allows no
+// disruption.
+func TestBudgetNotCounted(t *testing.T) {
+	refusal := func(cause string) error {
+		err := apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 0)
+		err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{Type: policyv1.DisruptionBudgetCause, Message: cause})
+		return err
+	}
+	if !budgetNotCounted(refusal("The disruption budget quorum is still being processed by the server.")) {
+		t.Error("a budget not processed yet is not told apart")
+	}
+	if budgetNotCounted(refusal("The disruption budget quorum needs 3 healthy pods and has 3 currently")) {
+		t.Error("a budget that allows no disruption is taken for one not processed yet")
 	}
 }

@@ -45,6 +45,9 @@ type observation struct {
 	// endpoints are the client URLs of the members that answered, by ID
 	// (a defragmentation goes to one member).
 	endpoints map[uint64]string
+	// budgetWritten: this pass created or changed the PodDisruptionBudget,
+	// which the disruption controller has not counted yet (see budgetCounted).
+	budgetWritten bool
 }
 
 func (o *observation) close() {
