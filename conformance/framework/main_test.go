@@ -8,8 +8,9 @@ import (
 )
 
 // TestMain runs the tests that start their own API server and etcd members
-// side by side: they mostly wait on them.
+// side by side: they mostly wait on them. Four at once: each brings up a
+// kube-apiserver, which is the busiest part of such a test.
 func TestMain(m *testing.M) {
-	testparallel.Default(8)
+	testparallel.Default(4)
 	os.Exit(m.Run())
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -22,7 +23,9 @@ func Start(t *testing.T) (kubeconfig, assets string) {
 	if assets == "" {
 		t.Skip("KUBEBUILDER_ASSETS is not set (make test sets it)")
 	}
-	te := &envtest.Environment{}
+	// Tests that start API servers run side by side (internal/testparallel):
+	// a minute for one to come up on a busy machine, not envtest's 20 s.
+	te := &envtest.Environment{ControlPlaneStartTimeout: time.Minute}
 	cfg, err := te.Start()
 	if err != nil {
 		t.Fatal(err)
