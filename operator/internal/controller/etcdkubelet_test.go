@@ -136,6 +136,11 @@ func runEtcdKubelet(t *testing.T, ns string) *etcdKubelet {
 	t.Helper()
 	k := &etcdKubelet{t: t, ns: ns, dns: useMemberDNS(t),
 		processes: map[types.UID]*memberProcess{}, volumes: map[types.UID]string{}}
+	// The members' data dirs are t.TempDir()s, whose removal the first call
+	// registers: registered before the halt below, it runs after it (cleanups
+	// run last first). Removed under a running member, etcd's WAL purge finds
+	// no dir and exits the whole test binary (log.Fatal).
+	_ = t.TempDir()
 	runBudgetKeeper(t, ns)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
