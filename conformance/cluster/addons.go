@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
@@ -85,6 +86,11 @@ func (k *Kind) installAddonsOnce(ctx context.Context) error {
 	}
 	if err := labelNodesOS(ctx, r); err != nil {
 		return err
+	}
+	if k.spec.Workers > 0 {
+		if err := keepDNSOnTheControlPlane(ctx, r); err != nil {
+			return err
+		}
 	}
 	v, err := k.spec.version()
 	if err != nil {
@@ -161,6 +167,39 @@ func labelNodesOS(ctx context.Context, r *resources.Resources) error {
 		if err := r.Update(ctx, n); err != nil {
 			return fmt.Errorf("labelling node %s %s=%s: %w", n.Name, corev1.LabelOSStable, beta, err)
 		}
+	}
+	return nil
+}
+
+// keepDNSOnTheControlPlane schedules CoreDNS on the control-plane node,
+// which no check stops or drains: kubeadm's two replicas may land on one
+// worker, and the node-loss check stopping that worker took all cluster
+// DNS with it, so no replacement member could resolve its peers (its
+// verdict then about DNS, not the operator). kubeadm's CoreDNS tolerates the
+// control plane's taint; the node-role label is "master" before 1.20.
+func keepDNSOnTheControlPlane(ctx context.Context, r *resources.Resources) error {
+	var d appsv1.Deployment
+	if err := r.Get(ctx, "coredns", "kube-system", &d); err != nil {
+		return fmt.Errorf("CoreDNS's Deployment: %w", err)
+	}
+	term := func(role string) corev1.NodeSelectorTerm {
+		return corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{
+			{Key: "node-role.kubernetes.io/" + role, Operator: corev1.NodeSelectorOpExists}}}
+	}
+	want := &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{term("control-plane"), term("master")}}
+	spec := &d.Spec.Template.Spec
+	if spec.Affinity == nil {
+		spec.Affinity = &corev1.Affinity{}
+	}
+	if spec.Affinity.NodeAffinity == nil {
+		spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
+	}
+	if equality.Semantic.DeepEqual(spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution, want) {
+		return nil
+	}
+	spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = want
+	if err := r.Update(ctx, &d); err != nil {
+		return fmt.Errorf("keeping CoreDNS on the control plane: %w", err)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -129,5 +130,52 @@ func TestTransientAPIErrors(t *testing.T) {
 	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "daemonsets"}, "kube-router", errors.New("denied"))
 	if transient(forbidden) {
 		t.Errorf("%v: transient", forbidden)
+	}
+}
+
+// On a cluster with workers, kubeadm's CoreDNS is kept on the control-plane
+// node (no check stops it), and doing so twice changes nothing. Against a
+// real API server.
+func TestKeepDNSOnTheControlPlane(t *testing.T) {
+	r := startAPIServer(t)
+	ctx := context.Background()
+	labels := map[string]string{"k8s-app": "kube-dns"}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "coredns", Namespace: "kube-system"},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "coredns", Image: "registry.k8s.io/coredns/coredns:v1.12.1"}}},
+			},
+		},
+	}
+	if err := r.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := keepDNSOnTheControlPlane(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got appsv1.Deployment
+	if err := r.Get(ctx, "coredns", "kube-system", &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Generation != 2 {
+		t.Errorf("generation %d, want 2: one change, the second call a no-op", got.Generation)
+	}
+	aff := got.Spec.Template.Spec.Affinity
+	if aff == nil || aff.NodeAffinity == nil || aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		t.Fatalf("no required node affinity: %+v", aff)
+	}
+	var roles []string
+	for _, term := range aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		for _, e := range term.MatchExpressions {
+			roles = append(roles, e.Key+" "+string(e.Operator))
+		}
+	}
+	if want := "node-role.kubernetes.io/control-plane Exists,node-role.kubernetes.io/master Exists"; strings.Join(roles, ",") != want {
+		t.Errorf("node affinity %v, want %s", roles, want)
 	}
 }
