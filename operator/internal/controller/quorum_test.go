@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
@@ -17,7 +16,6 @@ import (
 	"github.com/etcdproof/etcdproof/operator/internal/conditions"
 	"github.com/etcdproof/etcdproof/operator/internal/controller"
 	"github.com/etcdproof/etcdproof/operator/internal/desired"
-	"github.com/etcdproof/etcdproof/operator/internal/plan"
 )
 
 // runningOnEtcdKubelet creates a cluster that the operator runs on real
@@ -209,31 +207,5 @@ func TestQuorumLossOnEmptyDirWithASurvivor(t *testing.T) {
 				t.Fatalf("the survivor %s was deleted", survivor.Name)
 			}
 		}
-	})
-}
-
-// TestUnsafeRebootstrapAfterQuorumLossLosesTheWrites proves the self-test's
-// known-bad mode does the harm the quorum-loss check must catch: a majority
-// of a cluster on claims lost, it throws the claims away and serves again,
-// empty.
-func TestUnsafeRebootstrapAfterQuorumLossLosesTheWrites(t *testing.T) {
-	needAPIServer(t)
-	currentEraOnly(t)
-	c := runningOnEtcdKubeletWith(t, &controller.Reconciler{Options: plan.Options{RebootstrapAfterQuorumLoss: true}}, 3, true)
-	key := putKey(t, c)
-	killPods(t, c, 2)
-	waitFor(t, "a cluster that serves without the acknowledged write", func() error {
-		var err error
-		withKV(t, c, func(ctx context.Context, cli *clientv3.Client) error {
-			resp, getErr := cli.Get(ctx, key)
-			if getErr != nil {
-				return getErr
-			}
-			if len(resp.Kvs) != 0 {
-				err = fmt.Errorf("the write %s is still there", key)
-			}
-			return nil
-		})
-		return err
 	})
 }
