@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -46,38 +45,32 @@ func runBudgetKeeper(t *testing.T, ns string) *budgetKeeper {
 	if running, loaded := budgetKeepers.LoadOrStore(ns, k); loaded {
 		return running.(*budgetKeeper)
 	}
-	gvk := budgetGVK() // policy/v1, or policy/v1beta1 before Kubernetes 1.21: the same fields
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	t.Cleanup(func() { cancel(); <-done; budgetKeepers.Delete(ns) })
-	go func() {
-		defer close(done)
-		_ = wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-			var budgets unstructured.UnstructuredList
-			budgets.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-			if err := k8s.List(ctx, &budgets, client.InNamespace(ns)); err != nil {
-				return false, nil
+	gvk := budgetGVK()                             // policy/v1, or policy/v1beta1 before Kubernetes 1.21: the same fields
+	t.Cleanup(func() { budgetKeepers.Delete(ns) }) // after the loop below has stopped
+	untilTestEnds(t, func(ctx context.Context) {
+		var budgets unstructured.UnstructuredList
+		budgets.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := k8s.List(ctx, &budgets, client.InNamespace(ns)); err != nil {
+			return
+		}
+		for _, item := range budgets.Items {
+			var pdb policyv1.PodDisruptionBudget
+			if runtime.DefaultUnstructuredConverter.FromUnstructured(item.Object, &pdb) != nil {
+				continue
 			}
-			for _, item := range budgets.Items {
-				var pdb policyv1.PodDisruptionBudget
-				if runtime.DefaultUnstructuredConverter.FromUnstructured(item.Object, &pdb) != nil {
-					continue
-				}
-				want, changed := k.status(ctx, &pdb)
-				if !changed {
-					continue
-				}
-				raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(want)
-				if err != nil {
-					continue
-				}
-				out := &unstructured.Unstructured{Object: raw}
-				out.SetGroupVersionKind(gvk)
-				_ = k8s.Status().Update(ctx, out) // a conflict with an eviction: next round
+			want, changed := k.status(ctx, &pdb)
+			if !changed {
+				continue
 			}
-			return false, nil
-		})
-	}()
+			raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(want)
+			if err != nil {
+				continue
+			}
+			out := &unstructured.Unstructured{Object: raw}
+			out.SetGroupVersionKind(gvk)
+			_ = k8s.Status().Update(ctx, out) // a conflict with an eviction: next round
+		}
+	})
 	return k
 }
 

@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -142,29 +141,14 @@ func runEtcdKubelet(t *testing.T, ns string) *etcdKubelet {
 	// no dir and exits the whole test binary (log.Fatal).
 	_ = t.TempDir()
 	runBudgetKeeper(t, ns)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	t.Cleanup(func() {
-		cancel()
-		<-done
+	t.Cleanup(func() { // after the loop below has stopped
 		k.mu.Lock()
 		defer k.mu.Unlock()
 		for _, p := range k.processes {
 			p.halt()
 		}
 	})
-	go func() {
-		defer close(done)
-		_ = wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-			var pods corev1.PodList
-			if err := k8s.List(ctx, &pods, client.InNamespace(ns)); err == nil {
-				for i := range pods.Items {
-					k.sync(ctx, &pods.Items[i])
-				}
-			}
-			return false, nil
-		})
-	}()
+	everyPodUntilTestEnds(t, ns, k.sync)
 	return k
 }
 

@@ -87,3 +87,36 @@ func holdPodsUntilStopped(t *testing.T, pods []corev1.Pod, members map[string]*e
 	}()
 	return stops
 }
+
+// untilTestEnds runs look every 50 ms, as the fake controllers of these
+// tests (kubelets, the disruption controller) watch the API server, until
+// the test ends; the test's cleanup waits for the last look to return.
+// Cleanups registered before it run after that.
+func untilTestEnds(t *testing.T, look func(ctx context.Context)) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	go func() {
+		defer close(done)
+		_ = wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			look(ctx)
+			return false, nil
+		})
+	}()
+}
+
+// everyPodUntilTestEnds calls sync with each pod of namespace ns, every
+// 50 ms, until the test ends (untilTestEnds).
+func everyPodUntilTestEnds(t *testing.T, ns string, sync func(ctx context.Context, p *corev1.Pod)) {
+	t.Helper()
+	untilTestEnds(t, func(ctx context.Context) {
+		var pods corev1.PodList
+		if err := k8s.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+			return
+		}
+		for i := range pods.Items {
+			sync(ctx, &pods.Items[i])
+		}
+	})
+}

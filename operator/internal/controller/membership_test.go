@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -179,32 +178,18 @@ func runningClusterOn(t *testing.T, r *controller.Reconciler, network *fakeNetwo
 // the same name. The disruption controller is played too (runBudgetKeeper).
 func simulateKubelet(t *testing.T, ns string, ips map[string]string) {
 	runBudgetKeeper(t, ns)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	t.Cleanup(func() { cancel(); <-done })
-	go func() {
-		defer close(done)
-		_ = wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-			var pods corev1.PodList
-			if err := k8s.List(ctx, &pods, client.InNamespace(ns)); err != nil {
-				return false, nil
-			}
-			for i := range pods.Items {
-				p := &pods.Items[i]
-				ip, known := ips[p.Name]
-				if !known || p.Status.PodIP != "" || p.DeletionTimestamp != nil {
-					continue
-				}
-				p.Status.PodIP = ip
-				p.Status.Phase = corev1.PodRunning
-				for _, typ := range []corev1.PodConditionType{corev1.PodReady, corev1.ContainersReady} {
-					setPodCondition(&p.Status, typ, corev1.ConditionTrue)
-				}
-				_ = k8s.Status().Update(ctx, p)
-			}
-			return false, nil
-		})
-	}()
+	everyPodUntilTestEnds(t, ns, func(ctx context.Context, p *corev1.Pod) {
+		ip, known := ips[p.Name]
+		if !known || p.Status.PodIP != "" || p.DeletionTimestamp != nil {
+			return
+		}
+		p.Status.PodIP = ip
+		p.Status.Phase = corev1.PodRunning
+		for _, typ := range []corev1.PodConditionType{corev1.PodReady, corev1.ContainersReady} {
+			setPodCondition(&p.Status, typ, corev1.ConditionTrue)
+		}
+		_ = k8s.Status().Update(ctx, p)
+	})
 }
 
 func clientURLs(members map[string]*embed.Etcd, pods ...corev1.Pod) []string {

@@ -10,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/etcdproof/etcdproof/operator/internal/conditions"
@@ -23,36 +22,22 @@ import (
 // member runs for it, so its member never reaches the others: a network
 // policy that drops peer traffic, a peer certificate the others refuse.
 func runWithoutJoining(t *testing.T, ns string, known []corev1.Pod) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	t.Cleanup(func() { cancel(); <-done })
-	go func() {
-		defer close(done)
-		_ = wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-			var pods corev1.PodList
-			if err := k8s.List(ctx, &pods, client.InNamespace(ns)); err != nil {
-				return false, nil
-			}
-			for i := range pods.Items {
-				p := &pods.Items[i]
-				if p.Status.Phase == corev1.PodRunning || p.DeletionTimestamp != nil ||
-					slices.ContainsFunc(known, func(k corev1.Pod) bool { return k.Name == p.Name }) {
-					continue
-				}
-				started := metav1.Now()
-				p.Status.Phase = corev1.PodRunning
-				p.Status.Conditions = []corev1.PodCondition{
-					{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: started},
-					{Type: corev1.ContainersReady, Status: corev1.ConditionFalse, LastTransitionTime: started},
-					{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: started},
-				}
-				p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "etcd", Image: p.Spec.Containers[0].Image,
-					State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}}
-				_ = k8s.Status().Update(ctx, p)
-			}
-			return false, nil
-		})
-	}()
+	everyPodUntilTestEnds(t, ns, func(ctx context.Context, p *corev1.Pod) {
+		if p.Status.Phase == corev1.PodRunning || p.DeletionTimestamp != nil ||
+			slices.ContainsFunc(known, func(k corev1.Pod) bool { return k.Name == p.Name }) {
+			return
+		}
+		started := metav1.Now()
+		p.Status.Phase = corev1.PodRunning
+		p.Status.Conditions = []corev1.PodCondition{
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: started},
+			{Type: corev1.ContainersReady, Status: corev1.ConditionFalse, LastTransitionTime: started},
+			{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: started},
+		}
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "etcd", Image: p.Spec.Containers[0].Image,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}}
+		_ = k8s.Status().Update(ctx, p)
+	})
 }
 
 // TestLearnerThatNeverJoinsIsReplaced: a voter is lost and the learner
