@@ -127,30 +127,8 @@ func TestMemberThatDoesNotRunIsReplaced(t *testing.T) {
 			stopMember(members[victim.Name])
 			tt.stall(t, &victim)
 
-			admin, err := etcdadmin.Dial(clientURLs(members, pods[0], pods[1]), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() { _ = admin.Close() }()
-			waitFor(t, "the member that does not run is removed and a learner added in its place", func() error {
-				ms, err := admin.Members(ctx)
-				if err != nil {
-					return err
-				}
-				learners := 0
-				for _, m := range ms {
-					if m.Name == victim.Name {
-						return fmt.Errorf("member %s still in membership", victim.Name)
-					}
-					if m.IsLearner {
-						learners++
-					}
-				}
-				if len(ms) != 3 || learners != 1 {
-					return fmt.Errorf("membership %+v: want 2 voters and 1 learner", ms)
-				}
-				return nil
-			})
+			waitForLearnerInPlaceOf(t, "the member that does not run is removed and a learner added in its place",
+				clientURLs(members, pods[0], pods[1]), victim.Name)
 			if !eventsRecorded(t) {
 				return
 			}
@@ -221,4 +199,35 @@ func TestMemberOnALostNodeThatAnswersIsKept(t *testing.T) {
 	if !slices.ContainsFunc(ms, func(m etcdadmin.Member) bool { return m.Name == victim.Name }) {
 		t.Fatalf("member %s was removed although it answers: membership %+v", victim.Name, ms)
 	}
+}
+
+// waitForLearnerInPlaceOf waits until the members at endpoints list victim
+// no more and a learner beside two voters: a lost member's replacement
+// begun.
+func waitForLearnerInPlaceOf(t *testing.T, what string, endpoints []string, victim string) {
+	t.Helper()
+	admin, err := etcdadmin.Dial(endpoints, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = admin.Close() }()
+	waitFor(t, what, func() error {
+		ms, err := admin.Members(context.Background())
+		if err != nil {
+			return err
+		}
+		learners := 0
+		for _, m := range ms {
+			if m.Name == victim {
+				return fmt.Errorf("member %s still in membership", victim)
+			}
+			if m.IsLearner {
+				learners++
+			}
+		}
+		if len(ms) != 3 || learners != 1 {
+			return fmt.Errorf("membership %+v: want 2 voters and 1 learner", ms)
+		}
+		return nil
+	})
 }

@@ -11,7 +11,6 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/etcdproof/etcdproof/operator/internal/conditions"
-	"github.com/etcdproof/etcdproof/operator/internal/etcdadmin"
 	"github.com/etcdproof/etcdproof/operator/internal/plan"
 )
 
@@ -32,30 +31,7 @@ func TestSilentOperatorTellsNothingOfAReplacement(t *testing.T) {
 			if err := k8s.Delete(ctx, &victim, client.GracePeriodSeconds(0)); err != nil {
 				t.Fatal(err)
 			}
-			admin, err := etcdadmin.Dial(clientURLs(members, pods[0], pods[1]), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() { _ = admin.Close() }()
-			waitFor(t, "the dead member replaced by a learner", func() error {
-				ms, err := admin.Members(ctx)
-				if err != nil {
-					return err
-				}
-				learners := 0
-				for _, m := range ms {
-					if m.Name == victim.Name {
-						return fmt.Errorf("dead member %s still in membership", victim.Name)
-					}
-					if m.IsLearner {
-						learners++
-					}
-				}
-				if learners != 1 || len(ms) != 3 {
-					return fmt.Errorf("membership %+v: want 2 voters and 1 learner", ms)
-				}
-				return nil
-			})
+			waitForLearnerInPlaceOf(t, "the dead member replaced by a learner", clientURLs(members, pods[0], pods[1]), victim.Name)
 
 			if !silent {
 				// What the silent mode must take away is there without it.
