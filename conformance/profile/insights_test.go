@@ -48,21 +48,7 @@ func TestBadInsightsSectionNamesEveryProblem(t *testing.T) {
 	} {
 		p := &Profile{Capabilities: Capabilities{Insights: &tc.insights, DeadMemberReplacement: tc.replaces}}
 		errs := p.validateInsights()
-		msg := ""
-		for _, err := range errs {
-			msg += err.Error() + "\n"
-		}
-		if len(tc.want) == 0 && len(errs) > 0 {
-			t.Errorf("%s: %s", tc.name, msg)
-		}
-		for _, want := range tc.want {
-			if !strings.Contains(msg, want) {
-				t.Errorf("%s: errors do not mention %q:\n%s", tc.name, want, msg)
-			}
-		}
-		if len(tc.want) > 0 && len(errs) != len(tc.want) {
-			t.Errorf("%s: %d errors, want %d:\n%s", tc.name, len(errs), len(tc.want), msg)
-		}
+		expectErrors(t, tc.name, errs, tc.want)
 	}
 }
 

@@ -76,21 +76,7 @@ func TestBadTLSSectionNamesEveryProblem(t *testing.T) {
 	} {
 		p := &Profile{Cluster: Cluster{Template: template, TLS: &tc.tls}}
 		errs := p.validateTLS()
-		msg := ""
-		for _, err := range errs {
-			msg += err.Error() + "\n"
-		}
-		if len(tc.want) == 0 && len(errs) > 0 {
-			t.Errorf("%s: %s", tc.name, msg)
-		}
-		for _, want := range tc.want {
-			if !strings.Contains(msg, want) {
-				t.Errorf("%s: errors do not mention %q:\n%s", tc.name, want, msg)
-			}
-		}
-		if len(tc.want) > 0 && len(errs) != len(tc.want) {
-			t.Errorf("%s: %d errors, want %d:\n%s", tc.name, len(errs), len(tc.want), msg)
-		}
+		expectErrors(t, tc.name, errs, tc.want)
 	}
 }
 
@@ -116,5 +102,26 @@ etcd: {repository: r, initial: 3.6.16}
 `))
 	if err == nil || !strings.Contains(err.Error(), "cluster.tls.clientSecret: required") || !strings.Contains(err.Error(), `the cluster template does not name "p"`) {
 		t.Errorf("error = %v", err)
+	}
+}
+
+// expectErrors fails unless errs are exactly one error per want, each
+// mentioned by some error, or none when nothing is wanted.
+func expectErrors(t *testing.T, name string, errs []error, want []string) {
+	t.Helper()
+	msg := ""
+	for _, err := range errs {
+		msg += err.Error() + "\n"
+	}
+	if len(want) == 0 && len(errs) > 0 {
+		t.Errorf("%s: %s", name, msg)
+	}
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("%s: errors do not mention %q:\n%s", name, w, msg)
+		}
+	}
+	if len(want) > 0 && len(errs) != len(want) {
+		t.Errorf("%s: %d errors, want %d:\n%s", name, len(errs), len(want), msg)
 	}
 }
