@@ -60,6 +60,11 @@ func (e *Env) ScrapeOperatorMetrics(ctx context.Context, port int, path string) 
 
 // scrape GETs a metrics endpoint in Prometheus' text format.
 func scrape(ctx context.Context, url string) (MetricFamilies, error) {
+	return scrapeWith(ctx, http.DefaultClient, url)
+}
+
+// scrapeWith is scrape with an HTTP client of the caller's (TLS).
+func scrapeWith(ctx context.Context, client *http.Client, url string) (MetricFamilies, error) {
 	ctx, cancel := context.WithTimeout(ctx, scrapeTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -69,7 +74,7 @@ func scrape(ctx context.Context, url string) (MetricFamilies, error) {
 	// The text format every Prometheus client library serves, old ones
 	// (coreos v0.9.4's) included.
 	req.Header.Set("Accept", string(expfmt.NewFormat(expfmt.TypeTextPlain)))
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: %w", req.URL.Path, err)
 	}

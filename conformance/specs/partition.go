@@ -101,6 +101,8 @@ func PartitionSpec(ctx SpecContext, inputGetter func() PartitionSpecInput) {
 	}).WithTimeout(e.Config.Timeout(check, "new-leader")).WithPolling(e.Config.Polling(check, "new-leader")).Should(Succeed())
 	expectWithin(rep, check, "catch-up", catchUp, e.Config.Budget("partition/catch-up"))
 	expectTraffic(res, check)
+
+	snapshotCatchUp(ctx, partitionPhase{env: e, report: rep, cluster: c, nodes: nodes, want: want})
 }
 
 // waitForLeaderOtherThan waits until every member that answers, but the
