@@ -18,7 +18,8 @@ type Capabilities struct {
 	// and it catches up once healed.
 	Partition bool `json:"partition"`
 	// Space: a cluster filled to its backend quota (NOSPACE raised) still
-	// has a lost member replaced, with no quorum lost; SpaceRecovers also
+	// has a lost member replaced, with no quorum lost: asked of every
+	// profile ("" and SpaceSurvives say the same). SpaceRecovers also
 	// claims the operator compacts, defragments and disarms on its own
 	// once the application deleted data.
 	Space SpaceClaim `json:"space,omitempty"`
@@ -56,7 +57,8 @@ type Capabilities struct {
 // SpaceClaim is what a profile claims about a full backend.
 type SpaceClaim string
 
-// The space claims; "" claims nothing.
+// The space claims; "" claims only what every profile is asked
+// (SpaceSurvives).
 const (
 	SpaceSurvives SpaceClaim = "survives"
 	SpaceRecovers SpaceClaim = "recovers"
@@ -105,7 +107,9 @@ func (c Capabilities) capabilityOf(check string) (name string, claimed bool) {
 	case "partition":
 		return "partition", c.Partition
 	case "space":
-		return "space", c.Space != ""
+		// Asked of every profile: a full disk is a fault every etcd
+		// cluster meets; the claim only adds "recovers".
+		return "space", true
 	case "quorum-loss":
 		return "quorumLoss", c.QuorumLoss != ""
 	case "recreate-over-claims":

@@ -249,7 +249,7 @@ func TestClaimsNameEachClaimedCheck(t *testing.T) {
 	claims := map[string]Capabilities{
 		"kill":                 {Kill: true},
 		"partition":            {Partition: true},
-		"space":                {Space: SpaceSurvives},
+		"space":                {Space: SpaceRecovers},
 		"quorum-loss":          {QuorumLoss: QuorumLossLossy},
 		"recreate-over-claims": {QuorumLoss: QuorumLossDurable},
 		"node-loss":            {NodeLoss: true},
@@ -262,15 +262,31 @@ func TestClaimsNameEachClaimedCheck(t *testing.T) {
 		"insights":             {Insights: &Insights{}},
 	}
 	for _, check := range ClaimedChecks {
+		if check == "space" {
+			continue // asked of every profile: TestSpaceIsAskedOfEveryProfile
+		}
 		caps, ok := claims[check]
 		if !ok {
 			t.Errorf("claimed check %s has no case here", check)
 			continue
 		}
 		for _, other := range ClaimedChecks {
-			if got := caps.Claims(other); got != (other == check || also[check] == other) {
+			if got := caps.Claims(other); got != (other == check || also[check] == other || other == "space") {
 				t.Errorf("%+v claims %s = %v", caps, other, got)
 			}
+		}
+	}
+}
+
+// TestSpaceIsAskedOfEveryProfile: a full disk (NOSPACE) is a fault every
+// etcd cluster meets, and losing no member and no quorum over it asks
+// nothing of an operator but not to take an alarm for a death: the space
+// check is required of every profile, whatever it claims; "recovers"
+// only adds what it judges.
+func TestSpaceIsAskedOfEveryProfile(t *testing.T) {
+	for _, caps := range []Capabilities{{}, {Space: SpaceSurvives}, {Space: SpaceRecovers}, {Kill: true}} {
+		if !caps.Claims("space") {
+			t.Errorf("%+v: space not required", caps)
 		}
 	}
 }

@@ -32,8 +32,8 @@ func TestReferenceTLSProfile(t *testing.T) {
 	}
 	for _, check := range CheckLabels {
 		_, claimed := p.Capabilities.capabilityOf(check)
-		if want := slices.Contains(BookChecks, check) || check == "backup-restore" || check == "bad-restore"; claimed != want {
-			t.Errorf("check %s: claimed = %v, want %v (the book's checks, backup-restore and bad-restore)", check, claimed, want)
+		if want := slices.Contains(BookChecks, check) || check == "backup-restore" || check == "bad-restore" || check == "space"; claimed != want {
+			t.Errorf("check %s: claimed = %v, want %v (the book's checks, backup-restore, bad-restore and space)", check, claimed, want)
 		}
 	}
 }

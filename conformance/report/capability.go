@@ -61,7 +61,11 @@ func LevelNamed(name string) int {
 }
 
 // ProveCapability sets rep.Capability from the checks' states.
-func (rep *Report) ProveCapability(declared string) {
+// spaceRecovers says the profile claims space: recovers, which Auto Pilot
+// needs of a passed space check (every profile's space check asks only
+// that a full disk loses no member; Auto Pilot also brings writes back
+// with no person).
+func (rep *Report) ProveCapability(declared string, spaceRecovers bool) {
 	state := map[string]State{}
 	for _, c := range rep.Checks {
 		state[c.Name] = c.State
@@ -73,6 +77,9 @@ func (rep *Report) ProveCapability(declared string) {
 			if state[name] != Passed {
 				missing = append(missing, fmt.Sprintf("%s %s", name, state[name].Label()))
 			}
+		}
+		if slices.Contains(l.Checks, "space") && state["space"] == Passed && !spaceRecovers {
+			missing = append(missing, "space passed without the recovers claim (writes brought back with no person)")
 		}
 		if len(missing) > 0 {
 			cl.Next = fmt.Sprintf("%s (level %d) not proven: %s", l.Name, i+1, strings.Join(missing, "; "))

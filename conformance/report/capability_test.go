@@ -48,7 +48,7 @@ func TestCapabilityLevelIsProvenByPassedChecksOnly(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rep := withStates(tt.states)
-			rep.ProveCapability("Full Lifecycle")
+			rep.ProveCapability("Full Lifecycle", true)
 			cl := rep.Capability
 			if cl.Level != tt.level || !strings.Contains(cl.Next, tt.next) || cl.Declared != "Full Lifecycle" {
 				t.Fatalf("capability %+v, want level %d and next containing %q", cl, tt.level, tt.next)
@@ -71,5 +71,18 @@ func TestCapabilityLevelsNameRealChecks(t *testing.T) {
 		if !slices.Contains(profile.CheckLabels, c) {
 			t.Errorf("a level needs check %q, which does not exist", c)
 		}
+	}
+}
+
+// TestAutoPilotNeedsWritesBackOnTheirOwn: every profile's space check only
+// asks that a full disk loses no member and no quorum; Auto Pilot is an
+// operator that also brings writes back with no person, so it needs the
+// space check passed under the claim that says so (space: recovers).
+func TestAutoPilotNeedsWritesBackOnTheirOwn(t *testing.T) {
+	rep := withStates(nil)
+	rep.ProveCapability("Auto Pilot", false)
+	cl := rep.Capability
+	if cl.Level != 4 || !strings.Contains(cl.Next, "Auto Pilot (level 5) not proven: space passed without the recovers claim") {
+		t.Fatalf("capability %+v, want level 4, Auto Pilot missing the recovers claim", cl)
 	}
 }

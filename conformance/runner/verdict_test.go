@@ -65,14 +65,14 @@ func states(rep *report.Report) map[string]report.State {
 // allPassedBut is a run where every check passed but label, whose spec
 // report is sr; the checks run only when claimed (the fault checks and
 // insights), which no outcome claims unless it says so, skip as not
-// claimed (see judge).
+// claimed (see judge), but those asked of every profile (space).
 func allPassedBut(label string, sr types.SpecReport) []types.SpecReport {
 	var out []types.SpecReport
 	for _, l := range profile.CheckLabels {
 		switch {
 		case l == label:
 			out = append(out, sr)
-		case slices.Contains(profile.ClaimedChecks, l):
+		case slices.Contains(profile.ClaimedChecks, l) && !(profile.Capabilities{}).Claims(l):
 			out = append(out, it(l, types.SpecStateSkipped, "profile does not claim "+l, types.NodeTypeIt))
 		default:
 			out = append(out, passedIt(l))
@@ -163,7 +163,7 @@ func TestSetupFailureIsNamedOnce(t *testing.T) {
 		it("create", types.SpecStateFailed, "operator not ready", types.NodeTypeBeforeAll),
 		it("scale", types.SpecStateSkipped, "Spec skipped because a BeforeAll node failed", types.NodeTypeIt),
 	}}.judge()
-	if rep.SetupFailure != "operator not ready" || rep.VerdictLine != "INCOMPLETE (0/6: setup failed: operator not ready)" {
+	if rep.SetupFailure != "operator not ready" || rep.VerdictLine != "INCOMPLETE (0/7: setup failed: operator not ready)" {
 		t.Errorf("setup failure %q, verdict %q", rep.SetupFailure, rep.VerdictLine)
 	}
 }
@@ -175,15 +175,16 @@ func TestRequiredChecks(t *testing.T) {
 		want    string
 		claims  profile.Capabilities
 	}{
-		{"", nil, "create,scale,replace,upgrade,rbac,cleanup", profile.Capabilities{}},
-		{"", nil, "create,scale,replace,kill,upgrade,rbac,cleanup", profile.Capabilities{Kill: true}},
+		// space is asked of every profile (a full disk is no claim).
+		{"", nil, "create,scale,replace,space,upgrade,rbac,cleanup", profile.Capabilities{}},
+		{"", nil, "create,scale,replace,kill,space,upgrade,rbac,cleanup", profile.Capabilities{Kill: true}},
 		{"create", nil, "create", profile.Capabilities{}},
 		{"kill", nil, "", profile.Capabilities{}},
 		{"kill", nil, "kill", profile.Capabilities{Kill: true}},
-		{"", nil, "create,scale,replace,quorum-loss,operator-crash,upgrade,rbac,cleanup",
+		{"", nil, "create,scale,replace,quorum-loss,operator-crash,space,upgrade,rbac,cleanup",
 			profile.Capabilities{QuorumLoss: profile.QuorumLossLossy, OperatorCrash: true}},
 		{"create || (scale && !upgrade)", nil, "create,scale", profile.Capabilities{}},
-		{"!rbac", nil, "create,scale,replace,upgrade,cleanup", profile.Capabilities{}},
+		{"!rbac", nil, "create,scale,replace,space,upgrade,cleanup", profile.Capabilities{}},
 		{"create", []string{"create", "rbac"}, "create,rbac", profile.Capabilities{}},
 		{"create && scale", nil, "", profile.Capabilities{}},
 	} {

@@ -42,10 +42,8 @@ func SpaceSpec(ctx SpecContext, inputGetter func() SpaceSpecInput) {
 	Expect(input.Namespaces).NotTo(BeNil(), "Invalid argument. input.Namespaces can't be nil when calling SpaceSpec")
 	e, rep := input.Env, input.Report
 
+	// Asked of every profile; the claim only adds "recovers".
 	claim := e.Profile.Capabilities.Space
-	if claim == "" {
-		notClaimed(rep, check, "space")
-	}
 	size, version := e.Config.Sizes.Space, e.Profile.Etcd.Initial
 	quota, valueBytes := e.Config.Space.QuotaBytes, e.Config.Space.ValueBytes
 	if !profile.SetsQuota(e.Profile.Cluster.Template, profile.TemplateData{Name: "x", Namespace: "x", Size: size, Version: version}) {
