@@ -99,17 +99,26 @@ func (f MetricFamilies) Sum(name string) float64 {
 // database small (each overwrite is a revision until compaction).
 const rewriteKeys = 1000
 
+// writeConnections is how many port-forwards, each with its own client,
+// WriteThrough spreads its writers over: one stream through the API
+// server and the kubelet carries a few hundred writes a second.
+const writeConnections = 4
+
 // WriteThrough writes small values under prefix through one member pod,
 // from writers clients at once, in rounds of batch writes, calling done
 // after each round until it says to stop (or returns an error). It returns
 // how many writes were acknowledged. It makes raft log entries fast: a
 // client of the cluster writing for the check, not traffic judged.
 func (c *EtcdCluster) WriteThrough(ctx context.Context, pod, prefix string, writers, batch int, done func(written int) (bool, error)) (int, error) {
-	cli, closeClient, err := c.memberClient(pod)
-	if err != nil {
-		return 0, err
+	clients := make([]*clientv3.Client, writeConnections)
+	for i := range clients {
+		cli, closeClient, err := c.memberClient(pod)
+		if err != nil {
+			return 0, err
+		}
+		defer closeClient()
+		clients[i] = cli
 	}
-	defer closeClient()
 	var written atomic.Int64
 	for round := 0; ; round++ {
 		var (
@@ -118,7 +127,8 @@ func (c *EtcdCluster) WriteThrough(ctx context.Context, pod, prefix string, writ
 			mu       sync.Mutex
 			firstErr error
 		)
-		for range writers {
+		for w := range writers {
+			cli := clients[w%len(clients)]
 			wg.Go(func() {
 				for {
 					i := next.Add(1) - 1

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"sigs.k8s.io/yaml"
 )
@@ -62,6 +63,24 @@ type Operator struct {
 	Deployment string `json:"deployment"`
 	// Version is reported in the environment fingerprint.
 	Version string `json:"version,omitempty"`
+	// UnansweringMemberDeadline is how long the operator documents it
+	// waits before it replaces a member whose pod runs but that does not
+	// answer (the reference: 60s); empty when it never replaces a running
+	// member for that. The partition check holds less (PartitionHold).
+	UnansweringMemberDeadline string `json:"unansweringMemberDeadline,omitempty"`
+}
+
+// PartitionHold is how long the partition check may keep a member cut
+// off: the suite's max, but two thirds of the operator's deadline for a
+// member that does not answer when that is shorter, so that a replacement
+// the operator documents is never taken for a wrong one (the third left
+// covers the operator's resync and the check's polling).
+func (o Operator) PartitionHold(max time.Duration) time.Duration {
+	deadline, err := time.ParseDuration(o.UnansweringMemberDeadline)
+	if o.UnansweringMemberDeadline == "" || err != nil {
+		return max
+	}
+	return min(max, deadline*2/3)
 }
 
 // Step is one install, uninstall or upgradeOperator action. Exactly one

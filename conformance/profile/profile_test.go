@@ -1,10 +1,12 @@
 package profile
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 )
@@ -426,5 +428,32 @@ func TestShippedSelftestsNameTheirChecks(t *testing.T) {
 		if strings.Join(got, ",") != strings.Join(checks, ",") {
 			t.Errorf("%s: selftest checks %v, want %v", p.Name, got, checks)
 		}
+	}
+}
+
+// TestPartitionHoldStaysInsideTheOperatorsDeadline: the partition check
+// must never hold a member cut off for as long as the operator says it
+// waits before it replaces a member that does not answer (that would be a
+// correct replacement, judged as a wrong one); an operator that states no
+// such deadline never replaces a running member for not answering, and
+// gets the suite's whole hold. A deadline that is no duration is refused.
+func TestPartitionHoldStaysInsideTheOperatorsDeadline(t *testing.T) {
+	for _, tc := range []struct {
+		deadline string
+		max      time.Duration
+		want     time.Duration
+	}{
+		{"", 2 * time.Minute, 2 * time.Minute},
+		{"60s", 2 * time.Minute, 40 * time.Second},
+		{"10m", 2 * time.Minute, 2 * time.Minute},
+	} {
+		p := Profile{Operator: Operator{UnansweringMemberDeadline: tc.deadline}}
+		if got := p.Operator.PartitionHold(tc.max); got != tc.want {
+			t.Errorf("deadline %q, suite hold %s: hold %s, want %s", tc.deadline, tc.max, got, tc.want)
+		}
+	}
+	p := Profile{Operator: Operator{UnansweringMemberDeadline: "a minute"}}
+	if errs := p.validateSettings(); len(errs) == 0 || !strings.Contains(errors.Join(errs...).Error(), `operator.unansweringMemberDeadline: "a minute" is not a duration`) {
+		t.Errorf("errors = %v", errs)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/etcdproof/etcdproof/conformance/rbac"
 )
@@ -99,6 +100,11 @@ func (p *Profile) validateRBAC() []error {
 // and the status paths that need one another.
 func (p *Profile) validateSettings() []error {
 	var errs []error
+	if d := p.Operator.UnansweringMemberDeadline; d != "" {
+		if v, err := time.ParseDuration(d); err != nil || v <= 0 {
+			errs = append(errs, fmt.Errorf("  operator.unansweringMemberDeadline: %q is not a duration (for example 60s)", d))
+		}
+	}
 	switch p.Cluster.Namespace {
 	case "", "per-spec", "operator":
 	default:

@@ -34,8 +34,8 @@ const snapshotCatchUpEntries = 5000
 // small puts at once, through the leader.
 const (
 	logPrefix      = "etcdproof/partition-log/"
-	logWriters     = 32
-	logWritesRound = 1000
+	logWriters     = 128
+	logWritesRound = 2000
 )
 
 // errHoldOver ends the writes when the partition has lasted its hold.
@@ -70,7 +70,7 @@ func snapshotCatchUp(ctx SpecContext, in partitionPhase) {
 	before, err := c.RaftLogOf(ctx, victim)
 	Expect(err).NotTo(HaveOccurred(), "reading follower %s's raft log before the cut", victim)
 
-	hold := e.Config.Timeout(check, "snapshot-hold")
+	hold := e.Profile.Operator.PartitionHold(e.Config.Timeout(check, "snapshot-hold"))
 	var catchUp time.Duration
 	// A follower cut off calls no election on a release with pre-vote
 	// (3.5 on); a 3.4 one comes back with a higher term: one change.
@@ -110,7 +110,7 @@ func snapshotCatchUp(ctx SpecContext, in partitionPhase) {
 		})
 		switch {
 		case errors.Is(err, errHoldOver):
-			Incomplete(rep, check, "the leader never dropped from its raft log the entries follower %s lacks: %d writes in %s took its log from index %d to %d with %v snapshots saved (a snapshot count larger than the check can write within partition/snapshot-hold)",
+			Incomplete(rep, check, "the leader never dropped from its raft log the entries follower %s lacks: %d writes in %s took its log from index %d to %d with %v snapshots saved (a snapshot count larger than the check can write within its hold: partition/snapshot-hold, or two thirds of operator.unansweringMemberDeadline)",
 				victim, written, hold, start.LastIndex, last.AppliedIndex, last.SnapshotsSaved-start.SnapshotsSaved)
 		case err != nil:
 			Fail(fmt.Sprintf("while follower %s was cut off: %v", victim, err))
