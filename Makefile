@@ -196,7 +196,7 @@ cluster-env: ## Print the cluster's kubeconfig, context, audit log, kind and kub
 	@$(SUBSTRATE_ENV) scripts/cluster-env.sh
 
 .PHONY: images
-images: ## Build the etcd, busybox and third-party operator images from source and load them into the cluster.
+images: ## Build every etcd, busybox and third-party operator image from source and load them into the cluster (a run builds only its own: run-images).
 	$(SUBSTRATE_ENV) scripts/build-workload-images.sh
 	$(MAKE) thirdparty-images
 
@@ -261,10 +261,19 @@ etcdproof: ## Build the conformance CLI (run, traffic, validate, selftest): bin/
 etcdproof-image: etcdproof ## Build etcdproof/etcdproof:dev (in-cluster traffic) and load it into the cluster.
 	$(SUBSTRATE_ENV) scripts/build-image.sh $(BIN)/etcdproof $(ETCDPROOF_IMAGE)
 
+# The profiles whose runs run-images builds for: make e2e's PROFILE, unless
+# a target runs others (results and bench: RESULTS_PROFILES; e2e-selftest:
+# --selftest, its known-bad profiles). Arguments of `etcdproof profile images`.
+IMAGES_FOR ?= $(PROFILE)
+
+.PHONY: run-images
+run-images: ## Build only the images the runs of IMAGES_FOR (default PROFILE) need (bin/etcdproof profile images) and load them into the cluster; ETCDPROOF_IMAGES_DRY_RUN=1 prints each with what makes it.
+	$(E2E_ENV) scripts/build-run-images.sh $(IMAGES_FOR)
+
 .PHONY: e2e-substrate
-e2e-substrate: ## Cluster up, etcd images, operator and etcdproof images loaded.
+e2e-substrate: ## Cluster up, the images the runs of IMAGES_FOR need, operator and etcdproof images loaded.
 	$(MAKE) cluster
-	$(MAKE) images
+	$(MAKE) run-images IMAGES_FOR='$(IMAGES_FOR)'
 	$(MAKE) build image
 	$(MAKE) etcdproof-image
 
@@ -289,13 +298,15 @@ RESULTS_PROFILES ?= reference coreos-v0.9.4 reference-as-coreos
 RESULTS_DIR ?= $(CURDIR)/_report/results
 BENCH_RUNS ?= 3
 
+results results-nodes bench: IMAGES_FOR = $(RESULTS_PROFILES)
+
 .PHONY: results
 results: e2e-substrate ## Run RESULTS_PROFILES on the cluster and regenerate docs/results.md and docs/results.html (keeps other K8S_VERSIONs' runs and the node checks' runs).
 	$(E2E_ENV) RESULTS_PROFILES='$(RESULTS_PROFILES)' RESULTS_DIR=$(RESULTS_DIR) scripts/results.sh
 
 .PHONY: results-nodes
 results-nodes: ## Run RESULTS_PROFILES' node checks (node-loss, drain) on the 3-worker cluster NODES_CLUSTER and regenerate docs/results.md and docs/results.html.
-	$(MAKE) e2e-substrate KIND_TOPOLOGY=3workers CLUSTER=$(NODES_CLUSTER)
+	$(MAKE) e2e-substrate KIND_TOPOLOGY=3workers CLUSTER=$(NODES_CLUSTER) IMAGES_FOR='$(IMAGES_FOR)'
 	$(MAKE) --no-print-directory results-nodes-run CLUSTER=$(NODES_CLUSTER)
 
 .PHONY: results-nodes-run
@@ -305,6 +316,8 @@ results-nodes-run:
 .PHONY: bench
 bench: e2e-substrate ## Time RESULTS_PROFILES over BENCH_RUNS rounds on one cluster; medians and ratios in REPORT_DIR/bench.
 	$(E2E_ENV) scripts/run-conformance.sh bench --runs $(BENCH_RUNS) --report-dir $(REPORT_DIR)/bench $(E2E_FLAGS) $(RESULTS_PROFILES)
+
+e2e-selftest: IMAGES_FOR = --selftest
 
 .PHONY: e2e-selftest
 e2e-selftest: e2e-substrate ## Prove each known-bad profile (selftest-*.yaml) fails its intended checks, one run per check (node-loss and drain: e2e-nodes-selftest).

@@ -12,7 +12,8 @@ profile=$PROFILE
 [[ -f $profile ]] && profile=$(cd "$(dirname "$profile")" && pwd)/$(basename "$profile")
 
 cd "$ETCDPROOF_ROOT"
-make e2e-substrate
+# The images the profile's run needs (a file, by its absolute path: make runs here).
+make e2e-substrate IMAGES_FOR="$profile"
 if [[ -n ${OPERATOR_IMAGES:-} ]]; then
   # shellcheck disable=SC2086 # a space-separated list of images
   bin/etcdproof cluster load --name "$(scripts/cluster-env.sh ETCDPROOF_CLUSTER)" $OPERATOR_IMAGES

@@ -82,7 +82,7 @@ func missingImagesError(profileName, cluster string, failed map[string]string) e
 	}
 	b.WriteString("Pull or build them where you can and load them into every node, e.g. for kind:\n")
 	fmt.Fprintf(&b, "  %s\n", loadHint(cluster, refs...))
-	b.WriteString("(this repository builds its own and the coreos images: make images thirdparty-images)")
+	b.WriteString("(this repository builds the images its profiles need: make run-images IMAGES_FOR=<profile name or file>)")
 	return errors.New(b.String())
 }
 

@@ -8,6 +8,7 @@
 //	etcdproof report    render a report dir's report.html again
 //	etcdproof bench     time the operators over repeated runs
 //	etcdproof cluster   create, load images into and delete the kind cluster
+//	etcdproof profile   images: what the runs of profiles put on the nodes
 package main
 
 import (
@@ -31,6 +32,7 @@ commands:
   report     html REPORT-DIR: render the dir's report.html again
   bench      run the timing checks repeatedly per profile; medians and ratios
   cluster    up|down|load: the kind cluster the checks run on (needs Docker, not kind)
+  profile    images PROFILE...: the images their runs need on the nodes, one a line (what make e2e builds)
 
 "etcdproof <command> -h" lists a command's flags.
 exit codes: 0 pass (every required check passed), 1 fail (a check failed),
@@ -63,6 +65,8 @@ func main() {
 		code = benchCmd(ctx, os.Args[2:])
 	case "cluster":
 		code = clusterCmd(ctx, os.Args[2:], os.Stderr)
+	case "profile":
+		code = profileCmd(os.Args[2:], os.Stdout, os.Stderr)
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 	default:

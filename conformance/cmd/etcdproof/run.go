@@ -29,33 +29,25 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.o.Framework.Context, "context", "", "kubeconfig context (default: current)")
 	fs.StringVar(&f.o.Framework.Kubectl, "kubectl", "kubectl", "kubectl binary, needed only by profile run steps that call it ({{.Kubectl}}); apply and delete steps use the API directly")
 	fs.StringVar(&f.o.Framework.AuditLog, "audit-log", "", "API-server audit log readable from here; without a readable one the rbac check is INCOMPLETE")
-	fs.StringVar(&f.o.Framework.TrafficImage, "traffic-image", "etcdproof/etcdproof:dev", "image with this binary, present on the nodes, for in-cluster traffic")
 	fs.BoolVar(&f.o.Framework.SkipCleanup, "skip-cleanup", false, "leave clusters, namespaces and the operator in place")
+	fs.DurationVar(&f.o.Timeout, "timeout", 2*time.Hour, "limit for the whole run")
+	f.registerProfile(fs)
+}
+
+// registerProfile registers the flags that say what a run runs, with no
+// cluster: also those of `etcdproof profile images`.
+func (f *runFlags) registerProfile(fs *flag.FlagSet) {
+	fs.StringVar(&f.o.Framework.TrafficImage, "traffic-image", "etcdproof/etcdproof:dev", "image with this binary, present on the nodes, for in-cluster traffic")
 	fs.StringVar(&f.profile, "profile", "", "operator profile: a file, or a name in --profiles-dir (required)")
 	fs.StringVar(&f.profilesDir, "profiles-dir", "conformance/profiles", "where profile names are looked up")
 	fs.StringVar(&f.o.ConfigPath, "config", "conformance/config/suite.yaml", "suite config (intervals, budgets, sizes, traffic)")
-	fs.DurationVar(&f.o.Timeout, "timeout", 2*time.Hour, "limit for the whole run")
 }
 
 // resolve checks flags and turns a profile name into a path.
 func (f *runFlags) resolve() error {
-	var errs []error
-	switch {
-	case f.profile == "":
-		errs = append(errs, errors.New("--profile is required (a file or a name such as reference)"))
-	case fileExists(f.profile) || strings.Contains(f.profile, "/") || strings.HasSuffix(f.profile, ".yaml"):
-		f.o.ProfilePath = f.profile
-		if !fileExists(f.o.ProfilePath) {
-			errs = append(errs, fmt.Errorf("--profile: %s does not exist", f.o.ProfilePath))
-		}
-	default:
-		// A name, which may contain dots (coreos-v0.9.4).
-		f.o.ProfilePath = filepath.Join(f.profilesDir, f.profile+".yaml")
-		if !fileExists(f.o.ProfilePath) {
-			errs = append(errs, fmt.Errorf("--profile: no profile %q in %s (%s does not exist); profiles there: %s",
-				f.profile, f.profilesDir, f.o.ProfilePath, strings.Join(profileNames(f.profilesDir), ", ")))
-		}
-	}
+	path, err := profilePath(f.profile, f.profilesDir)
+	f.o.ProfilePath = path
+	errs := []error{err}
 	if f.cluster == "" {
 		f.cluster = string(runner.ClusterExisting)
 	}
@@ -81,6 +73,26 @@ func (f *runFlags) resolve() error {
 	// An unreadable --audit-log is not an error here: the rbac check then
 	// reports INCOMPLETE with the path and the error, and the run exits 2.
 	return errors.Join(errs...)
+}
+
+// profilePath turns --profile, a file or a name in dir, into the file's path.
+func profilePath(name, dir string) (string, error) {
+	switch {
+	case name == "":
+		return "", errors.New("--profile is required (a file or a name such as reference)")
+	case fileExists(name) || strings.Contains(name, "/") || strings.HasSuffix(name, ".yaml"):
+		if !fileExists(name) {
+			return name, fmt.Errorf("--profile: %s does not exist", name)
+		}
+		return name, nil
+	}
+	// A name, which may contain dots (coreos-v0.9.4).
+	path := filepath.Join(dir, name+".yaml")
+	if !fileExists(path) {
+		return path, fmt.Errorf("--profile: no profile %q in %s (%s does not exist); profiles there: %s",
+			name, dir, path, strings.Join(profileNames(dir), ", "))
+	}
+	return path, nil
 }
 
 // childRunArgs are the arguments of an `etcdproof run` child process with

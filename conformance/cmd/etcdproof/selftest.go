@@ -39,9 +39,8 @@ func selftestCmd(ctx context.Context, args []string) int {
 	profiles := fs.Args()
 	if len(profiles) == 0 {
 		var err error
-		profiles, err = filepath.Glob(filepath.Join(f.profilesDir, "selftest-*.yaml"))
-		if err != nil || len(profiles) == 0 {
-			fmt.Fprintf(os.Stderr, "etcdproof selftest: no selftest-*.yaml in %s\n", f.profilesDir)
+		if profiles, err = selftestProfiles(f.profilesDir); err != nil {
+			fmt.Fprintf(os.Stderr, "etcdproof selftest: %v\n", err)
 			return runner.ExitCouldNot
 		}
 	}
@@ -101,6 +100,16 @@ func selftestCmd(ctx context.Context, args []string) int {
 		return runner.ExitFail
 	}
 	return runner.ExitPass
+}
+
+// selftestProfiles are the known-bad profiles selftest runs when given
+// none: selftest-*.yaml in dir.
+func selftestProfiles(dir string) ([]string, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "selftest-*.yaml"))
+	if err != nil || len(paths) == 0 {
+		return nil, fmt.Errorf("no selftest-*.yaml in %s", dir)
+	}
+	return paths, nil
 }
 
 // selftestRun is one run of the self-test: a known-bad profile limited to
