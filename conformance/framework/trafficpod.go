@@ -104,7 +104,7 @@ func (t *TrafficPod) validateOptions(check, phase string, limits TrafficLimits) 
 		ClientErrors:      t.env.Config.Traffic.ClientErrorsFor(check, limits.FaultInjected),
 		ElectionTimeout:   t.electionTimeout,
 		MaxLeaderChanges:  limits.MembersChanged,
-		UndrainedStops:    limits.UndrainedStops,
+		UndrainedStopsAt:  sinceZero(t.started, limits.UndrainedStopsAt),
 		VisualizationPath: t.env.ArtifactPath(check, "linearizability-"+phase+".html"),
 	}
 }
@@ -233,10 +233,25 @@ type TrafficLimits struct {
 	// restart, replace or remove in the phase: each may be the leader, so
 	// the phase may see as many leader changes, and no more (after-retry).
 	MembersChanged int
-	// UndrainedStops is how many members the phase stops of a release
-	// that fails the requests in flight when it stops (etcd 3.4):
-	// validate.Options.UndrainedStops.
-	UndrainedStops int
+	// Undrained says the phase stops members of a release that fails the
+	// requests in flight when it stops (etcd 3.4): the phase watches its
+	// member pods' stops (WatchMemberStops) into UndrainedStopsAt, the
+	// moments validate.Options.UndrainedStopsAt excuses those failures at.
+	Undrained        bool
+	UndrainedStopsAt []time.Time
+}
+
+// sinceZero puts moments on a history's clock (zero: the history's start
+// on the wall clock). With the zero unknown, none: nothing is excused.
+func sinceZero(zero time.Time, at []time.Time) []time.Duration {
+	if zero.IsZero() {
+		return nil
+	}
+	out := make([]time.Duration, 0, len(at))
+	for _, t := range at {
+		out = append(out, t.Sub(zero))
+	}
+	return out
 }
 
 // StopAndValidate stops the traffic, saves the history and validates it.

@@ -170,7 +170,16 @@ func withTrafficPod(ctx context.Context, in trafficInput, fn func(*framework.Tra
 	tp.WaitForTraffic(ctx, in.Env.Config.GetIntervals(check, "traffic-ready")...)
 	quorum := startQuorumSampling(ctx, in)
 	defer quorum.stop() // on the failure path; a no-op once judged
+	var stops *framework.MemberStops
+	if in.Limits.Undrained {
+		stops, err = in.Cluster.WatchMemberStops(ctx)
+		Expect(err).NotTo(HaveOccurred(), "watching the member pods' stops")
+		defer stops.Stop() // on the failure path; idempotent
+	}
 	fn(tp)
+	if stops != nil {
+		in.Limits.UndrainedStopsAt = stops.Stop()
+	}
 	// The quorum first: a lost quorum is the cause of what the history
 	// shows, and the report must name it (the deferred stop keeps the
 	// history of a phase that fails here).
@@ -187,7 +196,22 @@ func withTrafficPod(ctx context.Context, in trafficInput, fn func(*framework.Tra
 	}
 	rep.Traffic(check, phase, res.Started, res.Result, res.HistoryFile)
 	rep.Timing(check, phase+"/longest-write-gap", res.Stats.LongestWriteGap, in.Limits.MaxWriteGap)
+	if in.Limits.Undrained {
+		noteUndrainedStops(rep, check, phase, res.Started, in.Limits.UndrainedStopsAt)
+	}
 	return phaseTraffic{TrafficResult: res, report: rep, check: check}
+}
+
+// noteUndrainedStops lists the member stops a phase's closed-connection
+// failures were excused at, on the history's clock, as etcdproof
+// validate's --undrained-stop-at takes them to judge the history again.
+func noteUndrainedStops(rep *report.Recorder, check, phase string, zero time.Time, stops []time.Time) {
+	var at []string
+	for _, t := range stops {
+		at = append(at, t.Sub(zero).Round(time.Millisecond).String())
+	}
+	rep.Note(check, "%s: %d member stops seen (pod deletions, etcd exits), at %s of the history (--undrained-stop-at): a closed-connection failure is excused only when in flight at one, one per client and stop",
+		phase, len(stops), strings.Join(at, ","))
 }
 
 // phaseQuorum is the quorum sampler of a traffic phase.

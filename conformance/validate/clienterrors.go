@@ -56,18 +56,37 @@ func describeError(op history.Operation) string {
 // one member, docker stop gave 8 of these on 3.4.25, none on 3.5.21).
 const closedConnection = "error reading from server: EOF"
 
-// excuseUndrained takes out of counted, for each client, up to stops
-// failures with the closed-connection error: one request in flight per
-// client per member stopped. Every other failure still counts.
-func excuseUndrained(counted []history.Operation, stops int) (left, excused []history.Operation) {
-	perClient := map[int]int{}
+// undrainedWindow is how far from a stop's moment a closed-connection
+// failure still counts as in flight at it: the stop's moment is known to
+// the API server's second (a pod's deletion) or the container's exit, and
+// etcd 3.4 closes its gRPC server within a second of the signal; a request
+// sent in that time to the stopping member fails the same way.
+const undrainedWindow = 2 * time.Second
+
+// excuseUndrained takes out of counted the closed-connection failures of
+// requests in flight when a member of a release that does not drain was
+// stopped (stops: the moments, since the history's zero): one per client
+// and stop, as a client has one request in flight. Every other failure,
+// and every such failure away from a stop, still counts.
+func excuseUndrained(counted []history.Operation, stops []time.Duration) (left, excused []history.Operation) {
+	type clientStop struct{ client, stop int }
+	used := map[clientStop]bool{}
 	for _, op := range counted {
-		if stops > 0 && strings.Contains(op.Error, closedConnection) && perClient[op.Client] < stops {
-			perClient[op.Client]++
-			excused = append(excused, op)
+		stop := -1
+		if strings.Contains(op.Error, closedConnection) {
+			for i, at := range stops {
+				if op.Call <= int64(at+undrainedWindow) && op.Return >= int64(at-undrainedWindow) && !used[clientStop{op.Client, i}] {
+					stop = i
+					break
+				}
+			}
+		}
+		if stop < 0 {
+			left = append(left, op)
 			continue
 		}
-		left = append(left, op)
+		used[clientStop{op.Client, stop}] = true
+		excused = append(excused, op)
 	}
 	return left, excused
 }

@@ -46,13 +46,14 @@ type Options struct {
 	// causes at most one change per member, and a change excuses
 	// failures). Negative: not judged.
 	MaxLeaderChanges int
-	// UndrainedStops is how many members of a release that fails the
-	// requests in flight when it stops (etcd 3.4: its gRPC server closes
-	// without draining) the phase stops. Each stop may fail the request in
-	// flight of each client connected to that member with the closed
-	// connection's error, so a client may have that many such failures
-	// excused, and no other (see excuseUndrained).
-	UndrainedStops int
+	// UndrainedStopsAt are the moments (since the history's zero) the
+	// phase stopped a member of a release that fails the requests in
+	// flight when it stops (etcd 3.4: its gRPC server closes without
+	// draining). Each stop may fail the request in flight of each client
+	// with the closed connection's error, so a client may have one such
+	// failure excused per stop, at that stop, and no other (see
+	// excuseUndrained).
+	UndrainedStopsAt []time.Duration
 	// VisualizationPath, when set, receives porcupine's HTML whenever
 	// porcupine decided: always when the history is not linearizable, and
 	// when it is, up to maxVisualizedLinearizable operations (undecided
@@ -148,7 +149,7 @@ func Validate(h history.History, opts Options) Result {
 			r.Excused = append(r.Excused, e.String())
 		}
 		var stops []history.Operation
-		judged.Counted, stops = excuseUndrained(judged.Counted, opts.UndrainedStops)
+		judged.Counted, stops = excuseUndrained(judged.Counted, opts.UndrainedStopsAt)
 		for _, op := range stops {
 			r.Excused = append(r.Excused, describeError(op)+", excused as a request in flight on a stopping member that does not drain")
 		}

@@ -106,3 +106,23 @@ func TestValidateCommandExitCodes(t *testing.T) {
 		t.Errorf("no --history: exit %d, want 2", got)
 	}
 }
+
+// A kept etcd 3.4 hop is judged again with the member stops its report
+// lists: the closed-connection failure is excused at the stop it was in
+// flight at, and counts away from every stop.
+func TestValidateCommandTakesTheUndrainedStops(t *testing.T) {
+	file := filepath.Join(repoConformance, "validate", "testdata", "undrained-stop.jsonl")
+	for stops, want := range map[string]int{"10s": 0, "3s,30s": 1, "": 1} {
+		args := []string{"--history", file, "--client-errors", "after-retry"}
+		if stops != "" {
+			args = append(args, "--undrained-stop-at", stops)
+		}
+		stdout := os.Stdout
+		os.Stdout, _ = os.Open(os.DevNull)
+		got := validateCmd(args)
+		os.Stdout = stdout
+		if got != want {
+			t.Errorf("--undrained-stop-at %q: exit %d, want %d", stops, got, want)
+		}
+	}
+}

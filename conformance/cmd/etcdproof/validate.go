@@ -5,12 +5,35 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/etcdproof/etcdproof/conformance/history"
 	"github.com/etcdproof/etcdproof/conformance/runner"
 	"github.com/etcdproof/etcdproof/conformance/validate"
 )
+
+// durationList is a flag of comma-separated durations.
+type durationList []time.Duration
+
+func (l *durationList) String() string {
+	var parts []string
+	for _, d := range *l {
+		parts = append(parts, d.String())
+	}
+	return strings.Join(parts, ",")
+}
+
+func (l *durationList) Set(s string) error {
+	for part := range strings.SplitSeq(s, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(part))
+		if err != nil {
+			return fmt.Errorf("%q is not a duration (for example 12.5s)", part)
+		}
+		*l = append(*l, d)
+	}
+	return nil
+}
 
 func validateCmd(args []string) int {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
@@ -23,7 +46,7 @@ func validateCmd(args []string) int {
 	fs.StringVar(&clientErrors, "client-errors", string(validate.NoClientErrors), "what failed requests do to the verdict: none (any fails), after-retry (only those a client retrying definite failures once would still see), allowed (listed only: phases that kill members, like replace)")
 	fs.DurationVar(&opts.ElectionTimeout, "election-timeout", validate.DefaultElectionTimeout, "the cluster's etcd --election-timeout: a leader change excuses a timed-out request (after-retry) only when the request was sent within this of the change")
 	fs.IntVar(&opts.MaxLeaderChanges, "max-leader-changes", 1, "under after-retry, the most leader changes the history may have: the members the operator restarted, replaced or removed in it (-1: not judged)")
-	fs.IntVar(&opts.UndrainedStops, "undrained-stops", 0, "under after-retry, how many members of a release that fails the requests in flight when it stops (etcd 3.4) the phase stopped: each client may have that many closed-connection failures excused")
+	fs.Var((*durationList)(&opts.UndrainedStopsAt), "undrained-stop-at", "under after-retry, when (since the history's start, comma-separated: 12.5s,40s) the phase stopped a member of a release that fails the requests in flight when it stops (etcd 3.4): a closed-connection failure in flight at one is excused, one per client and stop (the report's upgrade notes list them)")
 	allow := fs.Bool("allow-client-errors", false, "same as --client-errors=allowed")
 	fs.StringVar(&opts.VisualizationPath, "visualization", "", "write porcupine's HTML of the history here: always when it is not linearizable, up to 20000 operations when it is")
 	if err := fs.Parse(args); err != nil {
