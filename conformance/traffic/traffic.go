@@ -4,11 +4,8 @@ package traffic
 
 import (
 	"context"
-	"crypto/tls"
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"sync"
 	"time"
 
@@ -43,110 +40,6 @@ const (
 // reconnectBackoff redials at once and soon again: the next attempt
 // through a Service may reach a live member.
 var reconnectBackoff = backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second}
-
-// Config shapes the load.
-type Config struct {
-	Endpoints []string
-	// TLS, when set, is how the clients dial a cluster that speaks TLS
-	// (its endpoints must be https://); nil dials in plain text.
-	TLS *tls.Config
-	// Clients is the number of concurrent clients, each with one request
-	// in flight at a time.
-	Clients int
-	// Keys is the number of shared keys the clients write and read.
-	Keys int
-	// Rate is the total operations per second across all clients.
-	Rate int
-	// RequestTimeout bounds each request (clientv3 retries inside it).
-	RequestTimeout time.Duration
-	// KeyPrefix namespaces the keys.
-	KeyPrefix string
-	// RetryBackoff is the wait before the one retry of a request that
-	// failed definitely.
-	RetryBackoff time.Duration
-	// FinalReadBudget is how long the final read of each key is retried
-	// until it succeeds; a key never read back cannot be verified.
-	FinalReadBudget time.Duration
-}
-
-// Validate reports bad settings with the flag-like field name.
-func (c Config) Validate() error {
-	var errs []error
-	if len(c.Endpoints) == 0 {
-		errs = append(errs, errors.New("endpoints: at least one is required"))
-	}
-	for _, ep := range c.Endpoints {
-		if c.TLS != nil && strings.HasPrefix(ep, "http://") {
-			errs = append(errs, fmt.Errorf("endpoints: %s is http://, which clientv3 dials in plain text whatever the TLS settings: use https://", ep))
-		}
-	}
-	if c.Clients < 1 {
-		errs = append(errs, fmt.Errorf("clients: must be at least 1, got %d", c.Clients))
-	}
-	if c.Keys < 1 {
-		errs = append(errs, fmt.Errorf("keys: must be at least 1, got %d", c.Keys))
-	}
-	if c.Rate < 1 {
-		errs = append(errs, fmt.Errorf("rate: must be at least 1 operation per second, got %d", c.Rate))
-	}
-	if c.RequestTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("request-timeout: must be positive, got %s", c.RequestTimeout))
-	}
-	if c.RetryBackoff < 0 {
-		errs = append(errs, fmt.Errorf("retry-backoff: must not be negative, got %s", c.RetryBackoff))
-	}
-	if c.FinalReadBudget <= 0 {
-		errs = append(errs, fmt.Errorf("final-read-budget: must be positive, got %s", c.FinalReadBudget))
-	}
-	return errors.Join(errs...)
-}
-
-// Recorder collects operations with times relative to its creation. Go's
-// time.Since uses the monotonic clock, so times never go backwards.
-type Recorder struct {
-	start time.Time
-	mu    sync.Mutex
-	ops   []history.Operation
-	puts  int
-}
-
-// NewRecorder starts the clock.
-func NewRecorder() *Recorder { return &Recorder{start: time.Now()} }
-
-func (r *Recorder) now() int64 { return int64(time.Since(r.start)) }
-
-// Started is the wall-clock time of the recorder's zero.
-func (r *Recorder) Started() time.Time { return r.start.Round(0) }
-
-func (r *Recorder) add(op history.Operation) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.ops = append(r.ops, op)
-	if op.Kind == history.Put && op.Succeeded() {
-		r.puts++
-	}
-}
-
-// SuccessfulPuts counts acknowledged writes so far.
-func (r *Recorder) SuccessfulPuts() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.puts
-}
-
-// Len is the number of recorded operations.
-func (r *Recorder) Len() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.ops)
-}
-
-// History returns a copy of what was recorded.
-func (r *Recorder) History() history.History {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return history.History{Operations: append([]history.Operation(nil), r.ops...)}
-}
 
 // Run drives the clients until ctx is cancelled, then reads every key back
 // (the final reads that expose lost writes) and returns.
