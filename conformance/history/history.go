@@ -5,7 +5,9 @@ package history
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -48,6 +50,9 @@ type Operation struct {
 	// term of the member that answered. Leader changes show in the
 	// history as the first answer with a higher term.
 	Term uint64 `json:"term,omitempty"`
+	// Revision is the revision a successful put created (its response
+	// header's): where the put's event must appear in a watch stream.
+	Revision int64 `json:"revision,omitempty"`
 }
 
 // ErrorClass sorts failed requests by what the client can know about
@@ -81,27 +86,81 @@ func (o Operation) Class() ErrorClass {
 	}
 }
 
-// History is every operation of a run, in the order they completed.
+// History is every operation of a run, in the order they completed, and
+// what its watchers saw, in the order each watcher saw it.
 type History struct {
 	Operations []Operation `json:"operations"`
+	// Watches is empty in histories recorded without watchers, and in
+	// every history from before watchers were recorded.
+	Watches []WatchRecord `json:"watches,omitempty"`
 }
 
-// Read parses a history written as JSON lines, one Operation per line.
+// Read parses a history written as JSON lines: one Operation per line,
+// and one {"watch": WatchRecord} per line for what watchers saw.
 func Read(r io.Reader) (History, error) {
 	var h History
 	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
 	for n := 1; ; n++ {
-		var op Operation
-		err := dec.Decode(&op)
+		var line json.RawMessage
+		err := dec.Decode(&line)
 		if err == io.EOF {
 			return h, nil
+		}
+		if err == nil {
+			err = h.add(line)
 		}
 		if err != nil {
 			return History{}, fmt.Errorf("history record %d: %w", n, err)
 		}
-		h.Operations = append(h.Operations, op)
 	}
+}
+
+// watchLine is how a watch record sits in a history file: under a key no
+// operation has, so the operations' lines stay as they always were.
+type watchLine struct {
+	Watch *WatchRecord `json:"watch"`
+}
+
+// add decodes one line, strictly: a field the format does not know is an
+// error, not something silently dropped.
+func (h *History) add(line json.RawMessage) error {
+	var probe struct {
+		Watch json.RawMessage `json:"watch"`
+	}
+	// Only a line that names "watch" needs the probe: a history has about
+	// as many operation lines as watch lines, and decoding each once more
+	// would double the time a long history takes to load.
+	if bytes.Contains(line, []byte(`"watch"`)) {
+		if err := json.Unmarshal(line, &probe); err != nil {
+			return err
+		}
+	}
+	if probe.Watch == nil {
+		var op Operation
+		if err := strictUnmarshal(line, &op); err != nil {
+			return err
+		}
+		h.Operations = append(h.Operations, op)
+		return nil
+	}
+	var w watchLine
+	if err := strictUnmarshal(line, &w); err != nil {
+		return err
+	}
+	if w.Watch == nil {
+		return errors.New("watch record is null")
+	}
+	if (w.Watch.Start == nil) == (w.Watch.Response == nil) {
+		return fmt.Errorf("watch record of watcher %d at %d: want exactly one of start and response", w.Watch.Watcher, w.Watch.At)
+	}
+	h.Watches = append(h.Watches, *w.Watch)
+	return nil
+}
+
+func strictUnmarshal(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
 }
 
 // ReadFile reads a history file.
@@ -118,19 +177,33 @@ func ReadFile(path string) (History, error) {
 	return h, nil
 }
 
-// WriteFile writes a history as JSON lines so it can be re-validated.
+// Write writes a history as JSON lines, the operations first, so it can
+// be re-validated.
+func Write(w io.Writer, h History) error {
+	enc := json.NewEncoder(w)
+	for _, op := range h.Operations {
+		if err := enc.Encode(op); err != nil {
+			return err
+		}
+	}
+	for _, rec := range h.Watches {
+		if err := enc.Encode(watchLine{Watch: &rec}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteFile writes a history file (see Write).
 func WriteFile(path string, h History) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriter(f)
-	enc := json.NewEncoder(w)
-	for _, op := range h.Operations {
-		if err := enc.Encode(op); err != nil {
-			_ = f.Close()
-			return err
-		}
+	if err := Write(w, h); err != nil {
+		_ = f.Close()
+		return err
 	}
 	if err := w.Flush(); err != nil {
 		_ = f.Close()
