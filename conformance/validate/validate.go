@@ -1,8 +1,8 @@
 // Package validate decides whether a history is acceptable: linearizable
 // (porcupine), no acknowledged write lost, every written key read back at
-// the end, client-visible errors within what the phase allows, and writes
-// never stalled longer than a budget. It also computes the stats the
-// report shows.
+// the end, client-visible errors within what the phase allows, writes
+// never stalled longer than a budget, and watch streams that keep etcd's
+// promises (see Watches). It also computes the stats the report shows.
 package validate
 
 import (
@@ -83,6 +83,9 @@ type Result struct {
 	Incomplete bool `json:"incomplete,omitempty"`
 	// Visualization is the HTML file written for a decided history.
 	Visualization string `json:"visualization,omitempty"`
+	// Watch is the verdict on the watchers' streams; nil for a history
+	// recorded without watchers.
+	Watch *WatchResult `json:"watch,omitempty"`
 }
 
 // Passed reports whether the history met every requirement.
@@ -166,12 +169,39 @@ func Validate(h history.History, opts Options) Result {
 	if opts.MaxWriteGap > 0 && r.Stats.LongestWriteGap > opts.MaxWriteGap {
 		r.Failures = append(r.Failures, fmt.Sprintf("longest write gap %s exceeds the budget %s", r.Stats.LongestWriteGap.Round(time.Millisecond), opts.MaxWriteGap))
 	}
+	if len(h.Watches) > 0 {
+		suiteMade += r.judgeWatches(h)
+	}
 	if r.Unverified = Unverified(h); len(r.Unverified) > 0 {
 		suiteMade++
 		r.Failures = append(r.Failures, fmt.Sprintf("could not verify keys %s: each had an acknowledged write but no final read of it succeeded, so a lost write cannot be ruled out", strings.Join(r.Unverified, ", ")))
 	}
 	r.Incomplete = suiteMade > 0 && len(r.Failures) == suiteMade
 	return r
+}
+
+// maxWatchFailures bounds the watch violations listed among the failures;
+// Result.Watch lists more.
+const maxWatchFailures = 10
+
+// judgeWatches adds the watch streams' verdict and returns how many of the
+// failures it added are the suite's own: streams that stopped short of the
+// last write were not fully checked.
+func (r *Result) judgeWatches(h history.History) (suiteMade int) {
+	w := Watches(h)
+	r.Watch = &w
+	for i, v := range w.Violations {
+		if i == maxWatchFailures {
+			r.Failures = append(r.Failures, fmt.Sprintf("watch: %d more violations (see watch.violations)", w.Stats.Violations-maxWatchFailures))
+			break
+		}
+		r.Failures = append(r.Failures, "watch: "+v.String())
+	}
+	if len(w.Unchecked) > 0 {
+		r.Failures = append(r.Failures, "could not check watch streams to the end of the writes: "+strings.Join(w.Unchecked, "; "))
+		suiteMade++
+	}
+	return suiteMade
 }
 
 // describeChanges names the first few leader changes.
