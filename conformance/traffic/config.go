@@ -29,8 +29,17 @@ type Config struct {
 	// failed definitely.
 	RetryBackoff time.Duration
 	// FinalReadBudget is how long the final read of each key is retried
-	// until it succeeds; a key never read back cannot be verified.
+	// until it succeeds; a key never read back cannot be verified. The
+	// watchers get as long to catch up with the last acknowledged put.
 	FinalReadBudget time.Duration
+	// Watchers is the number of watch clients, each watching every key
+	// under KeyPrefix from the revision current when traffic starts, as
+	// informers watch what they cache; 0 runs none.
+	Watchers int
+	// WatchResumeEvery is how often each watcher cancels its stream and
+	// resumes from the revision after the last event it got, as an
+	// informer does when its watch times out; 0 never resumes.
+	WatchResumeEvery time.Duration
 }
 
 // Validate reports bad settings with the flag-like field name.
@@ -61,6 +70,12 @@ func (c Config) Validate() error {
 	}
 	if c.FinalReadBudget <= 0 {
 		errs = append(errs, fmt.Errorf("final-read-budget: must be positive, got %s", c.FinalReadBudget))
+	}
+	if c.Watchers < 0 {
+		errs = append(errs, fmt.Errorf("watchers: must not be negative, got %d", c.Watchers))
+	}
+	if c.WatchResumeEvery < 0 {
+		errs = append(errs, fmt.Errorf("watch-resume-every: must not be negative, got %s", c.WatchResumeEvery))
 	}
 	return errors.Join(errs...)
 }

@@ -7,13 +7,17 @@ import (
 	"github.com/etcdproof/etcdproof/conformance/history"
 )
 
-// Recorder collects operations with times relative to its creation. Go's
-// time.Since uses the monotonic clock, so times never go backwards.
+// Recorder collects operations and watch records with times relative to
+// its creation. Go's time.Since uses the monotonic clock, so times never go
+// backwards.
 type Recorder struct {
-	start time.Time
-	mu    sync.Mutex
-	ops   []history.Operation
-	puts  int
+	start   time.Time
+	mu      sync.Mutex
+	ops     []history.Operation
+	watches []history.WatchRecord
+	puts    int
+	// lastPut is the highest revision an acknowledged put created.
+	lastPut int64
 }
 
 // NewRecorder starts the clock.
@@ -30,7 +34,23 @@ func (r *Recorder) add(op history.Operation) {
 	r.ops = append(r.ops, op)
 	if op.Kind == history.Put && op.Succeeded() {
 		r.puts++
+		r.lastPut = max(r.lastPut, op.Revision)
 	}
+}
+
+func (r *Recorder) addWatch(rec history.WatchRecord) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec.At = r.now()
+	r.watches = append(r.watches, rec)
+}
+
+// lastPutRevision is the highest revision an acknowledged put created so
+// far (0: none).
+func (r *Recorder) lastPutRevision() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lastPut
 }
 
 // SuccessfulPuts counts acknowledged writes so far.
@@ -51,5 +71,8 @@ func (r *Recorder) Len() int {
 func (r *Recorder) History() history.History {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return history.History{Operations: append([]history.Operation(nil), r.ops...)}
+	return history.History{
+		Operations: append([]history.Operation(nil), r.ops...),
+		Watches:    append([]history.WatchRecord(nil), r.watches...),
+	}
 }

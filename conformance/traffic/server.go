@@ -7,13 +7,15 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/etcdproof/etcdproof/conformance/history"
 )
 
 // Server runs traffic from the moment it is created and serves:
 //
 //	GET  /status  {"operations":N,"successfulPuts":N,"done":bool,"startedAt":time}
-//	POST /stop    stops the clients, does the final reads and returns the
-//	              history as JSON lines.
+//	POST /stop    stops the clients, does the final reads, lets the
+//	              watchers catch up and returns the history as JSON lines.
 //
 // The history is fetched over HTTP rather than read from the pod log so a
 // long run is not cut by log rotation.
@@ -68,12 +70,7 @@ func (s *Server) Handler() http.Handler {
 			return
 		}
 		w.Header().Set("Content-Type", "application/x-ndjson")
-		enc := json.NewEncoder(w)
-		for _, op := range s.rec.History().Operations {
-			if err := enc.Encode(op); err != nil {
-				return
-			}
-		}
+		_ = history.Write(w, s.rec.History())
 	})
 	return mux
 }

@@ -41,16 +41,18 @@ const (
 // through a Service may reach a live member.
 var reconnectBackoff = backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second}
 
-// Run drives the clients until ctx is cancelled, then reads every key back
-// (the final reads that expose lost writes) and returns.
+// Run drives the clients and the watchers until ctx is cancelled, then
+// reads every key back (the final reads that expose lost writes), lets the
+// watchers see the last acknowledged put, and returns.
 func Run(ctx context.Context, cfg Config, rec *Recorder) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
 	// One connection per logical client, as separate application
 	// instances have: a connection stuck on a member that died leaves
-	// the others writing, so the write gap measures the cluster.
-	clis := make([]*clientv3.Client, cfg.Clients+1)
+	// the others writing, so the write gap measures the cluster. The
+	// final reads and each watcher have one too.
+	clis := make([]*clientv3.Client, cfg.Clients+1+cfg.Watchers)
 	defer func() {
 		for _, cli := range clis {
 			if cli != nil {
@@ -65,6 +67,10 @@ func Run(ctx context.Context, cfg Config, rec *Recorder) error {
 		}
 		clis[i] = cli
 	}
+	watchCtx, stopWatchers := context.WithCancel(context.Background())
+	defer stopWatchers()
+	ws := startWatchers(watchCtx, cfg, clis[cfg.Clients+1:], rec)
+	ws.awaitStarted(cfg.RequestTimeout)
 
 	interval := time.Duration(int64(time.Second) * int64(cfg.Clients) / int64(cfg.Rate))
 	var wg sync.WaitGroup
@@ -74,7 +80,9 @@ func Run(ctx context.Context, cfg Config, rec *Recorder) error {
 	}
 	wg.Wait()
 	// The final reads share a connection of their own, made before any
-	// fault: it may be the one stuck, and they retry for that.
+	// fault: it may be the one stuck, and they retry for that. Meanwhile
+	// the watchers catch up with the last acknowledged put.
+	wg.Go(func() { ws.finish(rec.lastPutRevision(), cfg.FinalReadBudget, stopWatchers) })
 	for i := range cfg.Keys {
 		c := client{cli: clis[cfg.Clients], cfg: cfg, rec: rec, id: cfg.Clients + i}
 		wg.Go(func() { c.finalRead(key(cfg, i)) })
@@ -170,7 +178,7 @@ func (c client) do(op history.Operation, timeout time.Duration) history.Operatio
 	if op.Kind == history.Put {
 		var resp *clientv3.PutResponse
 		if resp, err = c.cli.Put(ctx, op.Key, op.Value); err == nil {
-			op.Term = resp.Header.GetRaftTerm()
+			op.Term, op.Revision = resp.Header.GetRaftTerm(), resp.Header.GetRevision()
 		}
 	} else {
 		var resp *clientv3.GetResponse

@@ -209,8 +209,8 @@ func TestClassify(t *testing.T) {
 }
 
 func TestConfigValidateNamesEveryBadField(t *testing.T) {
-	err := Config{RetryBackoff: -time.Second}.Validate()
-	for _, field := range []string{"endpoints", "clients", "keys", "rate", "request-timeout", "retry-backoff", "final-read-budget"} {
+	err := Config{RetryBackoff: -time.Second, Watchers: -1, WatchResumeEvery: -time.Second}.Validate()
+	for _, field := range []string{"endpoints", "clients", "keys", "rate", "request-timeout", "retry-backoff", "final-read-budget", "watchers", "watch-resume-every"} {
 		if err == nil || !strings.Contains(err.Error(), field) {
 			t.Errorf("error %v does not name %s", err, field)
 		}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/etcdproof/etcdproof/conformance/profile"
 )
@@ -126,5 +127,21 @@ func TestValidateCommandTakesTheUndrainedStops(t *testing.T) {
 		if got != want {
 			t.Errorf("--undrained-stop-at %q: exit %d, want %d", stops, got, want)
 		}
+	}
+}
+
+// The traffic pod watches as informers do unless told otherwise: the
+// suite's checks judge watch streams without passing a flag.
+func TestParseTrafficWatchesByDefault(t *testing.T) {
+	cfg, _, err := parseTraffic([]string{"--endpoints", "http://c-client.ns.svc:2379"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Watchers != 2 || cfg.WatchResumeEvery != 5*time.Second {
+		t.Errorf("watchers %d resuming every %s, want 2 every 5s", cfg.Watchers, cfg.WatchResumeEvery)
+	}
+	cfg, _, err = parseTraffic([]string{"--endpoints", "http://c-client.ns.svc:2379", "--watchers", "0"})
+	if err != nil || cfg.Watchers != 0 {
+		t.Errorf("--watchers 0: %d watchers, %v", cfg.Watchers, err)
 	}
 }

@@ -34,7 +34,9 @@ func parseTraffic(args []string) (traffic.Config, string, error) {
 	fs.DurationVar(&cfg.RequestTimeout, "request-timeout", 5*time.Second, "per-request timeout (clientv3 retries inside it)")
 	fs.StringVar(&cfg.KeyPrefix, "key-prefix", "etcdproof/traffic/", "key prefix")
 	fs.DurationVar(&cfg.RetryBackoff, "retry-backoff", 100*time.Millisecond, "wait before the one retry of a request that failed definitely")
-	fs.DurationVar(&cfg.FinalReadBudget, "final-read-budget", 30*time.Second, "how long each key's final read is retried; a written key never read back cannot be verified")
+	fs.DurationVar(&cfg.FinalReadBudget, "final-read-budget", 30*time.Second, "how long each key's final read is retried, and the watchers get to see the last acknowledged put; a written key never read back cannot be verified")
+	fs.IntVar(&cfg.Watchers, "watchers", 2, "watch clients, each watching every key under --key-prefix as an informer does; their streams are recorded and judged (0: none)")
+	fs.DurationVar(&cfg.WatchResumeEvery, "watch-resume-every", 5*time.Second, "how often each watcher ends its stream and resumes from the revision after the last event it got (0: never)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, "", err
 	}
@@ -89,7 +91,7 @@ func trafficCmd(ctx context.Context, args []string) int {
 		_ = srv.Stop()
 		_ = web.Close()
 	}()
-	fmt.Fprintf(os.Stderr, "etcdproof traffic: %d clients, %d ops/s against %s; control API on %s\n", cfg.Clients, cfg.Rate, strings.Join(cfg.Endpoints, ","), listen)
+	fmt.Fprintf(os.Stderr, "etcdproof traffic: %d clients, %d ops/s, %d watchers against %s; control API on %s\n", cfg.Clients, cfg.Rate, cfg.Watchers, strings.Join(cfg.Endpoints, ","), listen)
 	if err := web.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintf(os.Stderr, "etcdproof traffic: %v\n", err)
 		return runner.ExitCouldNot

@@ -29,8 +29,9 @@ func (c *Cluster) Stop(i int) { c.stop[i]() }
 func (c *Cluster) Crash(i int) { c.Members[i].Server.HardStop() }
 
 // StartCluster runs an n-member cluster and waits until it has a leader;
-// the members stop when the test ends.
-func StartCluster(tb testing.TB, n int) *Cluster {
+// the members stop when the test ends. Each configure function may change
+// every member's configuration before it starts.
+func StartCluster(tb testing.TB, n int, configure ...func(*embed.Config)) *Cluster {
 	tb.Helper()
 	cfgs := make([]*embed.Config, n)
 	var initial []string
@@ -45,6 +46,9 @@ func StartCluster(tb testing.TB, n int) *Cluster {
 		cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
 		initial = append(initial, cfg.Name+"="+peer.String())
 		c.Endpoints = append(c.Endpoints, client.String())
+		for _, f := range configure {
+			f(cfg)
+		}
 		cfgs[i] = cfg
 	}
 	for _, cfg := range cfgs {
