@@ -88,6 +88,9 @@ func (r *Recorder) Traffic(check, phase string, started time.Time, res validate.
 		LongestWriteGap: Ms(res.Stats.LongestWriteGap), LatencyP50: Ms(res.Stats.LatencyP50), LatencyP99: Ms(res.Stats.LatencyP99),
 		Failures: res.Failures, History: historyFile, Visualization: res.Visualization,
 	}
+	if res.Watch != nil {
+		c.Traffic[phase].Watch = &res.Watch.Stats
+	}
 }
 
 // Checks returns every check in the given order, then any others by name.

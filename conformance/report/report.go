@@ -125,13 +125,24 @@ type Traffic struct {
 	Failures        []string `json:"failures,omitempty"`
 	History         string   `json:"history"`
 	Visualization   string   `json:"visualization,omitempty"`
+	// Watch counts what the phase's watchers saw; nil when it ran none.
+	Watch *validate.WatchStats `json:"watch,omitempty"`
 }
 
 // Summary is the phase in one line, as every report format shows it.
 func (t *Traffic) Summary() string {
 	return fmt.Sprintf("%s, %d ops, failed puts %d, failed gets %d (definite %d, indeterminate %d, %d excused by %d leader change(s), %d after one retry), lost writes %d, longest write gap %.2f s, p50 %.1f ms, p99 %.1f ms",
 		t.Linearizability, t.Operations, t.FailedPuts, t.FailedGets, t.DefiniteFailures, t.IndeterminateFailures, t.DuringLeaderChange, t.LeaderChanges, t.FailuresAfterRetry,
-		t.LostWrites, float64(t.LongestWriteGap)/1000, float64(t.LatencyP50), float64(t.LatencyP99))
+		t.LostWrites, float64(t.LongestWriteGap)/1000, float64(t.LatencyP50), float64(t.LatencyP99)) + t.watchSummary()
+}
+
+func (t *Traffic) watchSummary() string {
+	if t.Watch == nil {
+		return ""
+	}
+	w := t.Watch
+	return fmt.Sprintf("; watch: %d watchers, %d events, %d resumes, %d told of a compaction, %d violations",
+		w.Watchers, w.Events, w.Resumes, w.Compactions, w.Violations)
 }
 
 // Millis is a duration in milliseconds, with three decimals.

@@ -65,3 +65,32 @@ func TestRecorderKeepsEveryIncompleteReason(t *testing.T) {
 		t.Errorf("check = %+v", c)
 	}
 }
+
+// A phase with watchers keeps their counts in the report and says them in
+// its summary; a phase without says nothing of watches.
+func TestTrafficPhaseCarriesWatchCounts(t *testing.T) {
+	rec := NewRecorder()
+	watched := validate.Result{Linearizability: validate.Linearizable, Stats: validate.Stats{Puts: 20, Gets: 20},
+		Watch: &validate.WatchResult{Stats: validate.WatchStats{Watchers: 2, Streams: 2, Resumes: 6, Events: 40, Compactions: 1}}}
+	rec.Traffic("scale", "scale", time.Time{}, watched, "scale/history-scale.jsonl")
+	rec.Traffic("scale", "old", time.Time{}, validate.Result{Linearizability: validate.Linearizable}, "scale/history-old.jsonl")
+	rep := &Report{SchemaVersion: SchemaVersion, Profile: "reference", Started: time.Unix(0, 0), Checks: rec.Checks([]string{"scale"})}
+	path := filepath.Join(t.TempDir(), "report.json")
+	if err := rep.WriteJSON(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadJSON(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	phases := back.Checks[0].Traffic
+	if w := phases["scale"].Watch; w == nil || *w != watched.Watch.Stats {
+		t.Errorf("watch counts read back as %+v, want %+v", w, watched.Watch.Stats)
+	}
+	if got := phases["scale"].Summary(); !strings.Contains(got, "watch: 2 watchers, 40 events, 6 resumes, 1 told of a compaction, 0 violations") {
+		t.Errorf("summary %q does not give the watch counts", got)
+	}
+	if phases["old"].Watch != nil || strings.Contains(phases["old"].Summary(), "watch") {
+		t.Errorf("a phase without watchers reports watches: %q", phases["old"].Summary())
+	}
+}
