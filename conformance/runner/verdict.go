@@ -97,7 +97,7 @@ func checkState(c *report.Check, sr types.SpecReport, ran bool, notSelected stri
 		return checkVerdict{State: report.Incomplete, Incomplete: "setup failed: " + msg}
 	case sr.State.Is(types.SpecStateInterrupted | types.SpecStateAborted):
 		return checkVerdict{State: report.Incomplete, Incomplete: "interrupted: " + msg}
-	case marked == report.Incomplete && onlyIncomplete(sr):
+	case marked == report.Incomplete && specs.OnlyIncomplete(sr):
 		return checkVerdict{State: report.Incomplete, Incomplete: markedWhy}
 	}
 	v := checkVerdict{State: report.Failed, Failure: msg}
@@ -109,19 +109,6 @@ func checkState(c *report.Check, sr types.SpecReport, ran bool, notSelected stri
 		v.Note = "also could not observe: " + markedWhy
 	}
 	return v
-}
-
-// onlyIncomplete: every failure of the spec came from specs.Incomplete.
-func onlyIncomplete(sr types.SpecReport) bool {
-	if !strings.HasPrefix(sr.Failure.Message, specs.IncompletePrefix) {
-		return false
-	}
-	for _, f := range sr.AdditionalFailures {
-		if !strings.HasPrefix(f.Failure.Message, specs.IncompletePrefix) {
-			return false
-		}
-	}
-	return true
 }
 
 // floorOf is the floor's measurements (specs.FloorSpec) with how its spec

@@ -17,6 +17,13 @@ func it(label string, state types.SpecState, msg string, node types.NodeType) ty
 		Failure: types.Failure{Message: msg, FailureNodeType: node}}
 }
 
+// incompleteIt is a spec ended by specs.Incomplete with reason.
+func incompleteIt(label, reason string) types.SpecReport {
+	sr := it(label, types.SpecStateFailed, reason, types.NodeTypeIt)
+	sr.ReportEntries = types.ReportEntries{{Name: specs.IncompleteEntry, Value: types.WrapEntryValue(reason)}}
+	return sr
+}
+
 func passedIt(label string) types.SpecReport {
 	return it(label, types.SpecStatePassed, "", types.NodeTypeInvalid)
 }
@@ -103,7 +110,7 @@ func TestJudgeSpecsNeverPassesVacuously(t *testing.T) {
 			specs: allPassedBut("kill", it("kill", types.SpecStateFailed, "recovery-leader took 4m", types.NodeTypeIt))},
 			check: "kill", want: report.Failed, reason: "recovery-leader", verdict: report.VerdictFail, exit: ExitFail},
 		{name: "rbac without an audit log (v1: skipped, PASS)",
-			o: outcome{specs: allPassedBut("rbac", it("rbac", types.SpecStateFailed, specs.IncompletePrefix+"no --audit-log given", types.NodeTypeIt)),
+			o: outcome{specs: allPassedBut("rbac", incompleteIt("rbac", "no --audit-log given")),
 				mark: func(r *report.Recorder) { r.Incomplete("rbac", "no --audit-log given") }},
 			check: "rbac", want: report.Incomplete, reason: "no --audit-log given", verdict: report.VerdictIncomplete, exit: ExitCouldNot},
 		{name: "a profile that claims no scaling (v1: skipped, PASS)",
@@ -127,9 +134,13 @@ func TestJudgeSpecsNeverPassesVacuously(t *testing.T) {
 			check: "node-loss", want: report.NotSelected, reason: "needs 3 workers (one member on each), the cluster has 1 schedulable node", verdict: report.VerdictPass, exit: ExitPass},
 		{name: "one node, --label-filter node-loss: asked for by name, it runs and is INCOMPLETE",
 			o: outcome{nodes: 1, filter: "node-loss", claims: profile.Capabilities{NodeLoss: true},
-				specs: []types.SpecReport{it("node-loss", types.SpecStateFailed, specs.IncompletePrefix+"the kind cluster has 0 worker nodes", types.NodeTypeIt)},
+				specs: []types.SpecReport{incompleteIt("node-loss", "the kind cluster has 0 worker nodes")},
 				mark:  func(r *report.Recorder) { r.Incomplete("node-loss", "the kind cluster has 0 worker nodes") }},
 			check: "node-loss", want: report.Incomplete, reason: "0 worker nodes", verdict: report.VerdictIncomplete, exit: ExitCouldNot},
+		{name: "a failure that reads like an incomplete one is a failure: the verdict is the spec's report entry, not its words",
+			o: outcome{specs: allPassedBut("rbac", it("rbac", types.SpecStateFailed, "INCOMPLETE: no --audit-log given", types.NodeTypeIt)),
+				mark: func(r *report.Recorder) { r.Incomplete("rbac", "no --audit-log given") }},
+			check: "rbac", want: report.Failed, reason: "no --audit-log given", verdict: report.VerdictFail, exit: ExitFail},
 		{name: "a real failure after Incomplete was recorded",
 			o: outcome{specs: allPassedBut("cleanup", it("cleanup", types.SpecStateFailed, "objects left behind", types.NodeTypeIt)),
 				mark: func(r *report.Recorder) { r.Incomplete("cleanup", "events not listed") }},

@@ -4,13 +4,17 @@ import (
 	"fmt"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/etcdproof/etcdproof/conformance/report"
 )
 
-// IncompletePrefix starts the Ginkgo failure message of a spec ended by
-// Incomplete; the runner requires it before reporting the check incomplete.
-const IncompletePrefix = "INCOMPLETE: "
+// IncompleteEntry names the Ginkgo report entry Incomplete adds to its
+// spec, its value the reason: the runner reports a failed check
+// INCOMPLETE only when every failure of its spec is such a reason
+// (OnlyIncomplete), so the verdict travels in the spec's report, not in
+// the words of a failure message.
+const IncompleteEntry = "etcdproof/incomplete"
 
 // Incomplete ends the spec because the suite could not observe what check
 // judges (an input is missing or unreadable, the observation came back
@@ -20,7 +24,27 @@ const IncompletePrefix = "INCOMPLETE: "
 func Incomplete(rep *report.Recorder, check, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	rep.Incomplete(check, "%s", msg)
-	Fail(IncompletePrefix+msg, 1)
+	AddReportEntry(IncompleteEntry, msg, ReportEntryVisibilityNever)
+	Fail(msg, 1)
+}
+
+// OnlyIncomplete: every failure of the spec is a reason Incomplete gave.
+func OnlyIncomplete(sr types.SpecReport) bool {
+	reasons := map[string]bool{}
+	for _, e := range sr.ReportEntries {
+		if e.Name == IncompleteEntry {
+			reasons[e.StringRepresentation()] = true
+		}
+	}
+	if !reasons[sr.Failure.Message] {
+		return false
+	}
+	for _, f := range sr.AdditionalFailures {
+		if !reasons[f.Failure.Message] {
+			return false
+		}
+	}
+	return true
 }
 
 // unobserved records that check could not observe one thing it judges and
