@@ -60,141 +60,97 @@ func Register(cfg *profile.Config, get func() *Suite, floor bool) {
 			}, SpecTimeout(cfg.SpecTimeout(FloorCheck)))
 		}
 
-		It("creates a cluster whose members are all ready and serve clients", Label(profile.LabelsOf("create")...), func(ctx SpecContext) {
-			CreateSpec(ctx, func() CreateSpecInput {
-				s := get()
-				return CreateSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
-			})
-		}, SpecTimeout(cfg.SpecTimeout("create")))
-
-		It("scales up and down, adding and removing etcd members", Label(profile.LabelsOf("scale")...), func(ctx SpecContext) {
-			ScaleSpec(ctx, func() ScaleSpecInput {
-				s := get()
-				return ScaleSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
-			})
-		}, SpecTimeout(cfg.SpecTimeout("scale")))
-
-		It("replaces dead members without losing quorum", Label(profile.LabelsOf("replace")...), func(ctx SpecContext) {
-			ReplaceSpec(ctx, func() ReplaceSpecInput {
-				s := get()
-				return ReplaceSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
-			})
-		}, SpecTimeout(cfg.SpecTimeout("replace")))
-
-		It("tells of a member's replacement in Events and metrics that agree with etcd", Label(profile.LabelsOf("insights")...), func(ctx SpecContext) {
-			InsightsSpec(ctx, func() InsightsSpecInput {
-				s := get()
-				return InsightsSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
-			})
-		}, SpecTimeout(cfg.SpecTimeout("insights")))
-
-		It("brings members back after their etcd process is killed", Label(profile.LabelsOf("kill")...), func(ctx SpecContext) {
-			KillSpec(ctx, func() KillSpecInput {
-				s := get()
-				return KillSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
-			})
-		}, SpecTimeout(cfg.SpecTimeout("kill")))
-
-		It("keeps a member cut off the network for a while, and serves meanwhile", Label(profile.LabelsOf("partition")...), func(ctx SpecContext) {
-			PartitionSpec(ctx, func() PartitionSpecInput {
-				s := get()
-				return PartitionSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
-			})
-		}, SpecTimeout(cfg.SpecTimeout("partition")))
-
-		It("replaces a lost member while its backend is full, and recovers when the claim says so", Label(profile.LabelsOf("space")...), func(ctx SpecContext) {
-			SpaceSpec(ctx, func() SpaceSpecInput {
-				s := get()
-				return SpaceSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
-			})
-		}, SpecTimeout(cfg.SpecTimeout("space")))
-
-		It("serves again after a majority of its members is lost at once", Label(profile.LabelsOf("quorum-loss")...), func(ctx SpecContext) {
-			QuorumLossSpec(ctx, func() QuorumLossSpecInput {
-				s := get()
-				return QuorumLossSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
-			})
-		}, SpecTimeout(cfg.SpecTimeout("quorum-loss")))
-
-		It("comes back with its data when its CR is created again over its claims", Label(profile.LabelsOf("recreate-over-claims")...), func(ctx SpecContext) {
-			RecreateOverClaimsSpec(ctx, func() RecreateOverClaimsSpecInput {
-				s := get()
-				return RecreateOverClaimsSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
-			})
-		}, SpecTimeout(cfg.SpecTimeout("recreate-over-claims")))
-
-		It("replaces a member on another node when its node is lost, keeping quorum", Label(profile.LabelsOf("node-loss")...), func(ctx SpecContext) {
-			NodeLossSpec(ctx, func() NodeLossSpecInput {
-				s := get()
-				return NodeLossSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
-			})
-		}, SpecTimeout(cfg.SpecTimeout("node-loss")))
-
-		It("keeps a quorum while the nodes of its members are drained one after another", Label(profile.LabelsOf("drain")...), func(ctx SpecContext) {
-			DrainSpec(ctx, func() DrainSpecInput {
-				s := get()
-				return DrainSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
-			})
-		}, SpecTimeout(cfg.SpecTimeout("drain")))
-
-		It("keeps a quorum while nodes are drained during a scale-down and an upgrade", Label(profile.LabelsOf("drain-during-rollout")...), func(ctx SpecContext) {
-			DrainDuringRolloutSpec(ctx, func() DrainDuringRolloutSpecInput {
-				s := get()
-				return DrainDuringRolloutSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
-			})
-		}, SpecTimeout(cfg.SpecTimeout("drain-during-rollout")))
-
-		It("converges with no extra member or object when the operator is killed mid-change", Label(profile.LabelsOf("operator-crash")...), func(ctx SpecContext) {
-			OperatorCrashSpec(ctx, func() OperatorCrashSpecInput {
-				s := get()
-				return OperatorCrashSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
-			})
-		}, SpecTimeout(cfg.SpecTimeout("operator-crash")))
-
-		It("keeps every member running when the operator is replaced by a newer build", Label(profile.LabelsOf("operator-upgrade")...), func(ctx SpecContext) {
-			OperatorUpgradeSpec(ctx, func() OperatorUpgradeSpecInput {
-				s := get()
-				return OperatorUpgradeSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
-			})
-		}, SpecTimeout(cfg.SpecTimeout("operator-upgrade")))
-
-		It("restores exactly the data of a backup taken while clients write", Label(profile.LabelsOf("backup-restore")...), func(ctx SpecContext) {
-			BackupRestoreSpec(ctx, func() BackupRestoreSpecInput {
-				s := get()
-				return BackupRestoreSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
-			})
-		}, SpecTimeout(cfg.SpecTimeout("backup-restore")))
-
-		It("keeps serving with its data when asked to restore a backup that cannot be restored", Label(profile.LabelsOf("bad-restore")...), func(ctx SpecContext) {
-			BadRestoreSpec(ctx, func() BadRestoreSpecInput {
-				s := get()
-				return BadRestoreSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
-			})
-		}, SpecTimeout(cfg.SpecTimeout("bad-restore")))
-
-		It("upgrades etcd one minor at a time under linearizable traffic", Label(profile.LabelsOf("upgrade")...), func(ctx SpecContext) {
-			UpgradeSpec(ctx, func() UpgradeSpecInput {
-				s := get()
-				return UpgradeSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
-			})
-		}, SpecTimeout(cfg.SpecTimeout("upgrade")))
-
-		It("uses only the API access it needs", Label(profile.LabelsOf("rbac")...), func(ctx SpecContext) {
-			RBACSpec(ctx, func() RBACSpecInput {
-				s := get()
-				return RBACSpecInput{Env: s.Env, Report: s.Report, Started: run.started}
-			})
-		}, SpecTimeout(cfg.SpecTimeout("rbac")))
-
-		It("leaves nothing behind after the cluster and the operator are deleted", Label(profile.LabelsOf("cleanup")...), func(ctx SpecContext) {
-			CleanupSpec(ctx, func() CleanupSpecInput {
-				s := get()
-				return CleanupSpecInput{Env: s.Env, Report: s.Report, Namespaces: run, Before: run.before, Started: run.started, Uninstall: run.uninstall}
-			})
-		}, SpecTimeout(cfg.SpecTimeout("cleanup")))
+		for _, c := range checks {
+			It(c.text, Label(profile.LabelsOf(c.label)...), func(ctx SpecContext) {
+				c.run(ctx, get(), run)
+			}, SpecTimeout(cfg.SpecTimeout(c.label)))
+		}
 	})
 
 	ReportAfterSuite("etcdproof report", func(r Report) {
 		get().GinkgoReport = r
 	})
+}
+
+// check is one conformance check as Register declares it: its label
+// (profile.CheckLabels), what it proves, and how it runs with the run's
+// state.
+type check struct {
+	label string
+	text  string
+	run   func(ctx SpecContext, s *Suite, run *runState)
+}
+
+// checks are the conformance checks in run order (profile.CheckLabels):
+// rbac and cleanup last, they judge what the others made the operator do.
+var checks = []check{
+	{"create", "creates a cluster whose members are all ready and serve clients", func(ctx SpecContext, s *Suite, run *runState) {
+		CreateSpec(ctx, func() CreateSpecInput { return CreateSpecInput{Env: s.Env, Report: s.Report, Namespaces: run} })
+	}},
+	{"scale", "scales up and down, adding and removing etcd members", func(ctx SpecContext, s *Suite, run *runState) {
+		ScaleSpec(ctx, func() ScaleSpecInput { return ScaleSpecInput{Env: s.Env, Report: s.Report, Namespaces: run} })
+	}},
+	{"replace", "replaces dead members without losing quorum", func(ctx SpecContext, s *Suite, run *runState) {
+		ReplaceSpec(ctx, func() ReplaceSpecInput { return ReplaceSpecInput{Env: s.Env, Report: s.Report, Namespaces: run} })
+	}},
+	{"insights", "tells of a member's replacement in Events and metrics that agree with etcd", func(ctx SpecContext, s *Suite, run *runState) {
+		InsightsSpec(ctx, func() InsightsSpecInput { return InsightsSpecInput{Env: s.Env, Report: s.Report, Namespaces: run} })
+	}},
+	{"kill", "brings members back after their etcd process is killed", func(ctx SpecContext, s *Suite, run *runState) {
+		KillSpec(ctx, func() KillSpecInput { return KillSpecInput{Env: s.Env, Report: s.Report, Namespaces: run} })
+	}},
+	{"partition", "keeps a member cut off the network for a while, and serves meanwhile", func(ctx SpecContext, s *Suite, run *runState) {
+		PartitionSpec(ctx, func() PartitionSpecInput { return PartitionSpecInput{Env: s.Env, Report: s.Report, Namespaces: run} })
+	}},
+	{"quorum-loss", "serves again after a majority of its members is lost at once", func(ctx SpecContext, s *Suite, run *runState) {
+		QuorumLossSpec(ctx, func() QuorumLossSpecInput { return QuorumLossSpecInput{Env: s.Env, Report: s.Report, Namespaces: run} })
+	}},
+	{"recreate-over-claims", "comes back with its data when its CR is created again over its claims", func(ctx SpecContext, s *Suite, run *runState) {
+		RecreateOverClaimsSpec(ctx, func() RecreateOverClaimsSpecInput {
+			return RecreateOverClaimsSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
+		})
+	}},
+	{"node-loss", "replaces a member on another node when its node is lost, keeping quorum", func(ctx SpecContext, s *Suite, run *runState) {
+		NodeLossSpec(ctx, func() NodeLossSpecInput { return NodeLossSpecInput{Env: s.Env, Report: s.Report, Namespaces: run} })
+	}},
+	{"drain", "keeps a quorum while the nodes of its members are drained one after another", func(ctx SpecContext, s *Suite, run *runState) {
+		DrainSpec(ctx, func() DrainSpecInput { return DrainSpecInput{Env: s.Env, Report: s.Report, Namespaces: run} })
+	}},
+	{"drain-during-rollout", "keeps a quorum while nodes are drained during a scale-down and an upgrade", func(ctx SpecContext, s *Suite, run *runState) {
+		DrainDuringRolloutSpec(ctx, func() DrainDuringRolloutSpecInput {
+			return DrainDuringRolloutSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
+		})
+	}},
+	{"operator-crash", "converges with no extra member or object when the operator is killed mid-change", func(ctx SpecContext, s *Suite, run *runState) {
+		OperatorCrashSpec(ctx, func() OperatorCrashSpecInput {
+			return OperatorCrashSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
+		})
+	}},
+	{"operator-upgrade", "keeps every member running when the operator is replaced by a newer build", func(ctx SpecContext, s *Suite, run *runState) {
+		OperatorUpgradeSpec(ctx, func() OperatorUpgradeSpecInput {
+			return OperatorUpgradeSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
+		})
+	}},
+	{"backup-restore", "restores exactly the data of a backup taken while clients write", func(ctx SpecContext, s *Suite, run *runState) {
+		BackupRestoreSpec(ctx, func() BackupRestoreSpecInput {
+			return BackupRestoreSpecInput{Env: s.Env, Report: s.Report, Namespaces: run}
+		})
+	}},
+	{"bad-restore", "keeps serving with its data when asked to restore a backup that cannot be restored", func(ctx SpecContext, s *Suite, run *runState) {
+		BadRestoreSpec(ctx, func() BadRestoreSpecInput { return BadRestoreSpecInput{Env: s.Env, Report: s.Report, Namespaces: run} })
+	}},
+	{"space", "replaces a lost member while its backend is full, and recovers when the claim says so", func(ctx SpecContext, s *Suite, run *runState) {
+		SpaceSpec(ctx, func() SpaceSpecInput { return SpaceSpecInput{Env: s.Env, Report: s.Report, Namespaces: run} })
+	}},
+	{"upgrade", "upgrades etcd one minor at a time under linearizable traffic", func(ctx SpecContext, s *Suite, run *runState) {
+		UpgradeSpec(ctx, func() UpgradeSpecInput { return UpgradeSpecInput{Env: s.Env, Report: s.Report, Namespaces: run} })
+	}},
+	{"rbac", "uses only the API access it needs", func(ctx SpecContext, s *Suite, run *runState) {
+		RBACSpec(ctx, func() RBACSpecInput { return RBACSpecInput{Env: s.Env, Report: s.Report, Started: run.started} })
+	}},
+	{"cleanup", "leaves nothing behind after the cluster and the operator are deleted", func(ctx SpecContext, s *Suite, run *runState) {
+		CleanupSpec(ctx, func() CleanupSpecInput {
+			return CleanupSpecInput{Env: s.Env, Report: s.Report, Namespaces: run, Before: run.before, Started: run.started, Uninstall: run.uninstall}
+		})
+	}},
 }
