@@ -2,9 +2,11 @@ package traffic
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
@@ -102,7 +104,9 @@ func TestCompactionDuringTrafficIsToldNotLost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := cli.Compact(ctx, resp.Header.Revision); err != nil {
+		// Nothing written since the last compaction: etcd says that
+		// revision is compacted already.
+		if _, err := cli.Compact(ctx, resp.Header.Revision); err != nil && !errors.Is(err, rpctypes.ErrCompacted) {
 			t.Fatal(err)
 		}
 		return countWatches(rec.History()).compactions >= 1
