@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"net"
 	"testing"
 	"time"
 )
@@ -55,4 +56,74 @@ func TestQuorumSamplerOnRealMembers(t *testing.T) {
 	if got := c.sampleQuorum(ctx, s, 3); got.Unasked != 1 || got.BelowQuorum() {
 		t.Errorf("one member unreachable: %+v, want it unasked and the sample not judged below quorum", got)
 	}
+}
+
+// A port-forward that breaks under a member that runs is the suite's
+// trouble, not the member's: the sampler asks again through a new one
+// before it counts the member as stopped (the reference-as-coreos
+// operator-crash check once failed on "0 of 4 voters running" while its
+// clients' writes went on, every forward broken at once).
+func TestQuorumSamplerAsksAgainThroughANewForward(t *testing.T) {
+	t.Parallel() // its own API server and members: nothing shared (TestMain)
+	e, c, members := demoClusterOnRealMembers(t)
+	ctx := context.Background()
+	ports := map[string]int{}
+	for i, endpoint := range members.Endpoints {
+		name := fmt.Sprintf("demo-%d", i)
+		ports[name] = forwardPort(t, endpoint)
+		createRunningMemberPod(t, e, c, name)
+	}
+	broken := brokenForwardPort(t)
+	opened := map[string]int{}
+	c.forward = func(pod string) (int, func(), error) {
+		opened[pod]++
+		if opened[pod] == 1 {
+			return broken, func() {}, nil
+		}
+		return ports[pod], func() {}, nil
+	}
+	s := &QuorumSampler{probes: map[string]*memberProbe{}}
+	defer s.closeProbes(nil)
+	if got := c.sampleQuorum(ctx, s, 3); got.Running != 3 || got.BelowQuorum() {
+		t.Errorf("every first forward broken: %+v, want 3 of 3 running once asked again", got)
+	}
+	// Every forward broken, first and second: the suite could not look,
+	// which says nothing of the members (not sampled, not below quorum);
+	// one member silent among others that answer still counts.
+	c.forward = func(string) (int, func(), error) { return broken, func() {}, nil }
+	s.closeProbes(nil)
+	if got := c.sampleQuorum(ctx, s, 3); got.NotSampled == "" || got.BelowQuorum() {
+		t.Errorf("no member answers through any forward: %+v, want not sampled", got)
+	}
+	c.forward = func(pod string) (int, func(), error) {
+		if pod == "demo-0" {
+			return broken, func() {}, nil
+		}
+		return ports[pod], func() {}, nil
+	}
+	s.closeProbes(nil)
+	if got := c.sampleQuorum(ctx, s, 3); got.NotSampled != "" || got.Running != 2 {
+		t.Errorf("one member silent: %+v, want it counted as not running, 2 of 3", got)
+	}
+}
+
+// brokenForwardPort is a port whose connections close as soon as they
+// open, as a port-forward whose stream the API server reset.
+func brokenForwardPort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = conn.Close()
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port
 }
