@@ -33,6 +33,10 @@ func Matrix(reports []*Report, checkOrder []string) string {
 	for _, r := range reps {
 		fmt.Fprintf(&b, " **%s** (%d/%d) |", r.Verdict, r.Counts.RequiredPassed, r.Counts.Required)
 	}
+	b.WriteString("\n| **capability level** |")
+	for _, r := range reps {
+		fmt.Fprintf(&b, " %s |", capabilityCell(r))
+	}
 	b.WriteString("\n\n")
 	for _, r := range reps {
 		fmt.Fprintf(&b, "### %s\n\n%s\n\n", ColumnName(r), RunSummary(r))
@@ -74,4 +78,22 @@ func (rep *Report) TrimDir(dir string) {
 			}
 		}
 	}
+}
+
+// capabilityCell is the Operator Framework level a column proved, from
+// its (possibly merged) checks, beside the one its CSV declares.
+func capabilityCell(r *Report) string {
+	declared := ""
+	if r.Capability != nil {
+		declared = r.Capability.Declared
+	}
+	r.ProveCapability(declared)
+	cell := "none proven"
+	if cl := r.Capability; cl.Level > 0 {
+		cell = fmt.Sprintf("%d %s", cl.Level, cl.Name)
+	}
+	if declared != "" {
+		cell += fmt.Sprintf(" (declares %d %s)", LevelNamed(declared), declared)
+	}
+	return cell
 }

@@ -23,6 +23,7 @@ func TestMatrixPutsRunsSideBySideWithReasons(t *testing.T) {
 		}
 		r.Judge()
 	}
+	ref.Capability = &CapabilityLevel{Declared: "Full Lifecycle"}
 	md := Matrix([]*Report{old, coreos, ref, aenix}, checks)
 	for _, want := range []string{
 		// Newest Kubernetes first, then by profile.
@@ -31,6 +32,9 @@ func TestMatrixPutsRunsSideBySideWithReasons(t *testing.T) {
 		"| replace | not claimed | not run | pass (40.0 s) | **fail** |",
 		"| rbac | **INCOMPLETE** | not run | pass (0.0 s) | skipped |",
 		"| **verdict** | **INCOMPLETE** (1/3) | **PASS** (1/1) | **PASS** (3/3) | **FAIL** (1/3) |",
+		// Proven from the column's checks (create, rbac and cleanup for
+		// level 1: no cleanup here), beside what the CSV declares.
+		"| **capability level** | none proven | none proven | none proven (declares 3 Full Lifecycle) | none proven |",
 		"- **replace not claimed**: profile does not claim deadMemberReplacement",
 		"- **rbac INCOMPLETE**: cannot open the audit log: open /x/audit.log: no such file or directory",
 		`- **replace failed**: member \| gone`,

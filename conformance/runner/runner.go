@@ -165,7 +165,7 @@ func buildReport(ctx context.Context, o Options, env *framework.Env, sel Selecti
 		rep.SuiteFailures = append(rep.SuiteFailures, "interrupted before the end of the run")
 		rep.Judge()
 	}
-	rep.ProveCapability(env.Profile.CapabilityLevel, env.Profile.Capabilities.Space == profile.SpaceRecovers)
+	rep.ProveCapability(env.Profile.CapabilityLevel)
 	if o.Floor {
 		rep.Floor = floorOf(s.Report, s.GinkgoReport)
 	}
