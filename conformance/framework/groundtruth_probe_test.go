@@ -135,6 +135,21 @@ func forwardPort(t *testing.T, endpoint string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return listenLocal(t, func(in net.Conn) {
+		out, err := net.Dial("tcp", u.Host)
+		if err != nil {
+			_ = in.Close()
+			return
+		}
+		go func() { _, _ = io.Copy(out, in); _ = out.Close() }()
+		go func() { _, _ = io.Copy(in, out); _ = in.Close() }()
+	})
+}
+
+// listenLocal is a local port, closed when the test ends, that hands every
+// connection to serve.
+func listenLocal(t *testing.T, serve func(net.Conn)) int {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -142,17 +157,11 @@ func forwardPort(t *testing.T, endpoint string) int {
 	t.Cleanup(func() { _ = ln.Close() })
 	go func() {
 		for {
-			in, err := ln.Accept()
+			conn, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			out, err := net.Dial("tcp", u.Host)
-			if err != nil {
-				_ = in.Close()
-				continue
-			}
-			go func() { _, _ = io.Copy(out, in); _ = out.Close() }()
-			go func() { _, _ = io.Copy(in, out); _ = in.Close() }()
+			serve(conn)
 		}
 	}()
 	return ln.Addr().(*net.TCPAddr).Port

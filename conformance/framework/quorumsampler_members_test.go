@@ -6,6 +6,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/etcdproof/etcdproof/conformance/internal/etcdtest"
 )
 
 // The sampler tells a quorum running from a quorum lost, on real members:
@@ -15,14 +17,8 @@ import (
 // reached is not counted as stopped.
 func TestQuorumSamplerOnRealMembers(t *testing.T) {
 	t.Parallel() // its own API server and members: nothing shared (TestMain)
-	e, c, members := demoClusterOnRealMembers(t)
+	c, members, ports := membersBehindForwards(t)
 	ctx := context.Background()
-	ports := map[string]int{}
-	for i, endpoint := range members.Endpoints {
-		name := fmt.Sprintf("demo-%d", i)
-		ports[name] = forwardPort(t, endpoint)
-		createRunningMemberPod(t, e, c, name)
-	}
 	c.forward = func(pod string) (int, func(), error) { return ports[pod], func() {}, nil }
 	s := &QuorumSampler{probes: map[string]*memberProbe{}}
 	defer s.closeProbes(nil)
@@ -65,14 +61,8 @@ func TestQuorumSamplerOnRealMembers(t *testing.T) {
 // clients' writes went on, every forward broken at once).
 func TestQuorumSamplerAsksAgainThroughANewForward(t *testing.T) {
 	t.Parallel() // its own API server and members: nothing shared (TestMain)
-	e, c, members := demoClusterOnRealMembers(t)
+	c, _, ports := membersBehindForwards(t)
 	ctx := context.Background()
-	ports := map[string]int{}
-	for i, endpoint := range members.Endpoints {
-		name := fmt.Sprintf("demo-%d", i)
-		ports[name] = forwardPort(t, endpoint)
-		createRunningMemberPod(t, e, c, name)
-	}
 	broken := brokenForwardPort(t)
 	opened := map[string]int{}
 	c.forward = func(pod string) (int, func(), error) {
@@ -107,23 +97,22 @@ func TestQuorumSamplerAsksAgainThroughANewForward(t *testing.T) {
 	}
 }
 
+// membersBehindForwards is a demo cluster on three real members, each
+// with a running member pod demo-<i> and a forwarded local port (by pod).
+func membersBehindForwards(t *testing.T) (*EtcdCluster, *etcdtest.Cluster, map[string]int) {
+	t.Helper()
+	e, c, members := demoClusterOnRealMembers(t)
+	ports := map[string]int{}
+	for i, endpoint := range members.Endpoints {
+		name := fmt.Sprintf("demo-%d", i)
+		ports[name] = forwardPort(t, endpoint)
+		createRunningMemberPod(t, e, c, name)
+	}
+	return c, members, ports
+}
+
 // brokenForwardPort is a port whose connections close as soon as they
 // open, as a port-forward whose stream the API server reset.
 func brokenForwardPort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ln.Close() })
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			_ = conn.Close()
-		}
-	}()
-	return ln.Addr().(*net.TCPAddr).Port
+	return listenLocal(t, func(conn net.Conn) { _ = conn.Close() })
 }
