@@ -104,7 +104,7 @@ func (t *TrafficPod) validateOptions(check, phase string, limits TrafficLimits) 
 		ClientErrors:      t.env.Config.Traffic.ClientErrorsFor(check, limits.FaultInjected),
 		ElectionTimeout:   t.electionTimeout,
 		MaxLeaderChanges:  limits.MembersChanged,
-		UndrainedStopsAt:  sinceZero(t.started, limits.UndrainedStopsAt),
+		UndrainedStopsAt:  SinceZero(t.started, limits.UndrainedStopsAt),
 		VisualizationPath: t.env.ArtifactPath(check, "linearizability-"+phase+".html"),
 	}
 }
@@ -241,9 +241,9 @@ type TrafficLimits struct {
 	UndrainedStopsAt []time.Time
 }
 
-// sinceZero puts moments on a history's clock (zero: the history's start
+// SinceZero puts moments on a history's clock (zero: the history's start
 // on the wall clock). With the zero unknown, none: nothing is excused.
-func sinceZero(zero time.Time, at []time.Time) []time.Duration {
+func SinceZero(zero time.Time, at []time.Time) []time.Duration {
 	if zero.IsZero() {
 		return nil
 	}

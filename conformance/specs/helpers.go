@@ -204,11 +204,13 @@ func withTrafficPod(ctx context.Context, in trafficInput, fn func(*framework.Tra
 
 // noteUndrainedStops lists the member stops a phase's closed-connection
 // failures were excused at, on the history's clock, as etcdproof
-// validate's --undrained-stop-at takes them to judge the history again.
+// validate's --undrained-stop-at takes them to judge the history again:
+// the same moments the phase was judged with (none when the history's
+// zero is unknown).
 func noteUndrainedStops(rep *report.Recorder, check, phase string, zero time.Time, stops []time.Time) {
 	var at []string
-	for _, t := range stops {
-		at = append(at, t.Sub(zero).Round(time.Millisecond).String())
+	for _, d := range framework.SinceZero(zero, stops) {
+		at = append(at, d.Round(time.Millisecond).String())
 	}
 	rep.Note(check, "%s: %d member stops seen (pod deletions, etcd exits), at %s of the history (--undrained-stop-at): a closed-connection failure is excused only when in flight at one, one per client and stop",
 		phase, len(stops), strings.Join(at, ","))
