@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -229,30 +230,33 @@ func (e *Env) deleteManifests(ctx context.Context, path string) error {
 			pending = append(pending, *d)
 		}
 	}
-	// left is what the last whole look found (at first, everything
-	// deleted): a look the deadline cuts short only fails to read, so the
-	// error names what the last look that could read found.
-	left := make([]string, 0, len(pending))
-	for _, d := range pending {
-		left = append(left, d.m.String())
+	// left is, for each object, what the last look that could read it
+	// found ("" once gone): a read the deadline cuts short (the client's
+	// rate limiter refuses a wait that would pass it, before the context
+	// ends) says nothing new, so the error names what was last seen.
+	left := make([]string, len(pending))
+	read := make([]bool, len(pending))
+	for i, d := range pending {
+		left[i] = d.m.String()
 	}
 	err = wait.PollUntilContextCancel(ctx, e.Config.Polling("install", "uninstall"), true, func(ctx context.Context) (bool, error) {
-		var now []string
-		for _, d := range pending {
-			if still := d.stillThere(ctx); still != "" {
-				now = append(now, still)
+		done := true
+		for i, d := range pending {
+			still, readErr := d.stillThere(ctx)
+			switch {
+			case readErr == nil:
+				left[i], read[i] = still, true
+			case !read[i]:
+				left[i] = still
+			}
+			if readErr != nil || still != "" {
+				done = false
 			}
 		}
-		if len(now) == 0 {
-			return true, nil
-		}
-		if ctx.Err() == nil {
-			left = now
-		}
-		return false, nil
+		return done, nil
 	})
 	if err != nil {
-		return fmt.Errorf("not deleted within %s: %s", timeout, strings.Join(left, "; "))
+		return fmt.Errorf("not deleted within %s: %s", timeout, strings.Join(slices.DeleteFunc(left, func(s string) bool { return s == "" }), "; "))
 	}
 	return nil
 }
@@ -291,23 +295,24 @@ func (e *Env) deleteObject(ctx context.Context, m manifest) (*deleting, error) {
 	return &deleting{m: m, r: r, uid: cur.GetUID()}, nil
 }
 
-// stillThere describes the object if it still exists, "" once it is gone.
-func (d deleting) stillThere(ctx context.Context) string {
+// stillThere describes the object if it still exists, "" once it is gone;
+// the error is a read that failed (the description then says so).
+func (d deleting) stillThere(ctx context.Context) (string, error) {
 	cur, err := d.r.Get(ctx, d.m.obj.GetName(), metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		return ""
+		return "", nil
 	case err != nil:
-		return fmt.Sprintf("%s (could not read it: %v)", d.m, err)
+		return fmt.Sprintf("%s (could not read it: %v)", d.m, err), err
 	case cur.GetUID() != d.uid:
-		return ""
+		return "", nil
 	case cur.GetDeletionTimestamp() == nil:
-		return d.m.String()
+		return d.m.String(), nil
 	}
 	// A Namespace's finalizers are in its spec (the namespace controller's).
 	specFinalizers, _, _ := unstructured.NestedStringSlice(cur.Object, "spec", "finalizers")
 	if finalizers := append(cur.GetFinalizers(), specFinalizers...); len(finalizers) > 0 {
-		return fmt.Sprintf("%s (deleting, waiting for finalizers %s)", d.m, strings.Join(finalizers, ", "))
+		return fmt.Sprintf("%s (deleting, waiting for finalizers %s)", d.m, strings.Join(finalizers, ", ")), nil
 	}
-	return fmt.Sprintf("%s (deleting)", d.m)
+	return fmt.Sprintf("%s (deleting)", d.m), nil
 }
